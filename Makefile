@@ -1,0 +1,86 @@
+# thpsim - a plain GNU Makefile.
+#
+#   make              library, header and the thpsim command (build/)
+#   make check        every test, then the ASan+UBSan build of the tests
+#   make demo         the cover letter's program under three THP settings
+#   make bench        fault rates of the model
+#   make SAN=address,undefined check-unit   a sanitizer build of the tests
+#   make tsan         the threaded test under ThreadSanitizer
+#
+# Variables: CC (gcc or clang), DEBUG (0: no VM_BUG_ON, 1: default,
+# 2: expensive checks, used by the tests), SAN (sanitizers), O (build dir).
+
+CC      ?= cc
+O       ?= build
+DEBUG   ?= 1
+OPT     ?= -O2
+WERROR  ?= -Werror
+CFLAGS  ?= $(OPT) -g
+WARN    := -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -DTHPS_DEBUG=$(DEBUG) \
+             -Iinclude -Isrc/mm -Isrc -pthread
+ifneq ($(SAN),)
+ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SAN)
+endif
+LDLIBS  += -pthread -lm
+
+MM_SRC  := $(wildcard src/mm/*.c)
+CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c)
+TEST_SRC := $(wildcard tests/unit/*.c)
+
+MM_OBJ  := $(MM_SRC:%.c=$(O)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
+
+LIB  := $(O)/libthpsim.a
+BIN  := $(O)/thpsim
+TEST := $(O)/thpsim-test
+
+.PHONY: all check check-unit check-asan tsan demo bench clean
+
+all: $(LIB) $(BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(MM_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(TEST): $(TEST_OBJ) $(LIB) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The unit tests run against a build with expensive checks on.
+check-unit:
+	$(MAKE) --no-print-directory O=$(O)/test DEBUG=2 $(O)/test/thpsim-test
+	$(O)/test/thpsim-test
+
+check-asan:
+	$(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 SAN=address,undefined OPT=-O1 \
+		$(O)/asan/thpsim-test
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(O)/asan/thpsim-test
+
+tsan:
+	$(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
+		$(O)/tsan/thpsim-test
+	TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads
+
+check: all check-unit check-asan tsan
+	@echo "make check: all passed"
+
+demo: $(BIN)
+	$(BIN) demo
+
+bench: $(BIN)
+	$(BIN) bench
+
+clean:
+	rm -rf $(O)
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

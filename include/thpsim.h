@@ -1,0 +1,263 @@
+/*
+ * thpsim.h - the one public header of libthpsim.
+ *
+ * libthpsim is a userspace model of the Linux anonymous-memory manager:
+ * 4 KiB pages, the shared zero page, PMD-sized transparent huge pages (THP)
+ * and the huge zero page of the 2012 series "Introduce huge zero page"
+ * (Linux 3.8), with what the kernel grew since (Linux 6.18 by default).
+ *
+ * A thps_machine is one simulated computer: physical memory, the THP knobs
+ * (named as under /sys/kernel/mm/), the huge zero page, the shrinkers and
+ * the /proc/vmstat counters.  A thps_proc is one simulated process (one
+ * address space).  Every call returns 0 or a negative errno; running out of
+ * simulated memory is not a bug and takes the kernel's fallback paths.
+ *
+ * Threads: calls on different processes may run on different threads at
+ * once; calls on one process are serialized by that process's lock.
+ */
+#ifndef THPSIM_H
+#define THPSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define THPS_VERSION "0.1.0"
+
+typedef struct thps_machine thps_machine;
+typedef struct thps_proc thps_proc;
+
+/* ------------------------------------------------------------------ */
+/* Constants.  Numeric values are Linux's (x86-64) so traces map 1:1. */
+
+#define THPS_PAGE_SIZE 4096UL
+#define THPS_HPAGE_PMD_SIZE (2UL << 20)
+
+#define THPS_PROT_NONE 0x0
+#define THPS_PROT_READ 0x1
+#define THPS_PROT_WRITE 0x2
+#define THPS_PROT_EXEC 0x4
+
+#define THPS_MAP_SHARED 0x01
+#define THPS_MAP_PRIVATE 0x02
+#define THPS_MAP_FIXED 0x10
+#define THPS_MAP_ANONYMOUS 0x20
+#define THPS_MAP_GROWSDOWN 0x0100
+#define THPS_MAP_NORESERVE 0x4000
+#define THPS_MAP_POPULATE 0x8000
+#define THPS_MAP_FIXED_NOREPLACE 0x100000
+
+#define THPS_MREMAP_MAYMOVE 1
+#define THPS_MREMAP_FIXED 2
+
+#define THPS_MADV_NORMAL 0
+#define THPS_MADV_DONTNEED 4
+#define THPS_MADV_FREE 8
+#define THPS_MADV_HUGEPAGE 14
+#define THPS_MADV_NOHUGEPAGE 15
+
+/* ------------------------------------------------------------------ */
+/* Figures, each list written once (X-macros) and carrying the kernel's
+ * names.  The enum values index the arrays filled in below.          */
+
+/* /proc/vmstat events (monotonic counters). */
+#define THPS_VM_EVENTS(X)                                                      \
+	X(pgfault)                                                             \
+	X(thp_fault_alloc)                                                     \
+	X(thp_fault_fallback)                                                  \
+	X(thp_fault_fallback_charge)                                           \
+	X(thp_split_page)                                                      \
+	X(thp_split_page_failed)                                               \
+	X(thp_deferred_split_page)                                             \
+	X(thp_underused_split_page)                                            \
+	X(thp_split_pmd)                                                       \
+	X(thp_zero_page_alloc)                                                 \
+	X(thp_zero_page_alloc_failed)
+
+/* /proc/vmstat gauges (current values, in pages). */
+#define THPS_VM_GAUGES(X)                                                      \
+	X(nr_free_pages)                                                       \
+	X(nr_anon_pages)                                                       \
+	X(nr_anon_transparent_hugepages)                                       \
+	X(nr_page_table_pages)
+
+/* Per-process figures in kB: smaps_rollup fields then status fields. */
+#define THPS_PROC_FIGURES(X)                                                   \
+	X(Rss)                                                                 \
+	X(Pss)                                                                 \
+	X(Pss_Anon)                                                            \
+	X(Shared_Clean)                                                        \
+	X(Shared_Dirty)                                                        \
+	X(Private_Clean)                                                       \
+	X(Private_Dirty)                                                       \
+	X(Anonymous)                                                           \
+	X(AnonHugePages)                                                       \
+	X(VmSize)                                                              \
+	X(VmRSS)                                                               \
+	X(RssAnon)                                                             \
+	X(VmHWM)                                                               \
+	X(VmPTE)
+
+/* /proc/meminfo fields in kB. */
+#define THPS_MEMINFO(X)                                                        \
+	X(MemTotal)                                                            \
+	X(MemFree)                                                             \
+	X(AnonPages)                                                           \
+	X(AnonHugePages)                                                       \
+	X(PageTables)
+
+#define THPS_ENUM_ITEM(name) THPS_VM_##name,
+enum thps_vm_item {
+	THPS_VM_EVENTS(THPS_ENUM_ITEM) THPS_NR_VM_EVENTS,
+	THPS_VM_GAUGES(THPS_ENUM_ITEM) THPS_NR_VM_ITEMS
+};
+#undef THPS_ENUM_ITEM
+#define THPS_ENUM_ITEM(name) THPS_PROC_##name,
+enum thps_proc_item { THPS_PROC_FIGURES(THPS_ENUM_ITEM) THPS_NR_PROC_ITEMS };
+#undef THPS_ENUM_ITEM
+#define THPS_ENUM_ITEM(name) THPS_MEM_##name,
+enum thps_meminfo_item { THPS_MEMINFO(THPS_ENUM_ITEM) THPS_NR_MEMINFO_ITEMS };
+#undef THPS_ENUM_ITEM
+
+/* Names of the items above, as the kernel prints them. */
+const char *thps_vm_item_name(int item);
+const char *thps_proc_item_name(int item);
+const char *thps_meminfo_item_name(int item);
+
+/* ------------------------------------------------------------------ */
+/* Machine. */
+
+struct thps_config {
+	uint64_t ram_bytes; /* simulated RAM; 0 = default (4 GiB) */
+};
+
+int thps_machine_new(const struct thps_config *cfg, thps_machine **out);
+/* Exits every process left, then frees the machine. */
+void thps_machine_free(thps_machine *m);
+
+/*
+ * Knobs.  Names are the sysfs paths below /sys/kernel/mm/, e.g.
+ * "transparent_hugepage/enabled" = "always" | "madvise" | "never", plus
+ * model-only knobs under "thpsim/" for behaviour that changed across kernel
+ * versions.  thps_knob_set returns -ENOENT for an unknown name and -EINVAL
+ * for a bad value, and then changes nothing.
+ */
+int thps_knob_set(thps_machine *m, const char *name, const char *value);
+int thps_knob_get(thps_machine *m, const char *name, char *buf, size_t len);
+/* Iterate knobs: name of knob i, or NULL past the end. */
+const char *thps_knob_name(int i);
+/* One line of help for knob i: values and kernel versions. */
+const char *thps_knob_help(int i);
+
+/* vm items (events then gauges), in pages/counts; index by enum thps_vm_item. */
+void thps_vmstat(thps_machine *m, uint64_t out[THPS_NR_VM_ITEMS]);
+/* meminfo in kB; index by enum thps_meminfo_item. */
+void thps_meminfo(thps_machine *m, uint64_t out[THPS_NR_MEMINFO_ITEMS]);
+
+/*
+ * Memory pressure: run every shrinker (the huge zero page's and the
+ * deferred-split queue's), as "echo 2 > /proc/sys/vm/drop_caches" does.
+ */
+void thps_drop_caches(thps_machine *m);
+
+/*
+ * Whole-state consistency check: reference and map counts equal the
+ * mappings, Rss equals a fresh walk, the huge zero page is never mapped
+ * writable, the buddy lists are consistent.  Returns 0, or -EUCLEAN after
+ * writing what is wrong to the machine's error buffer (thps_last_error).
+ * Takes every process lock; call it when no other thread is in the model.
+ */
+int thps_check(thps_machine *m);
+const char *thps_last_error(thps_machine *m);
+
+/*
+ * Allocation-failure injection: the nth (1-based) allocation of the given
+ * class from now on fails; 0 disarms.  Every later allocation also fails
+ * when "sticky" is set.  Returns the number of allocations of each class
+ * made so far through *count (may be NULL).
+ */
+enum thps_alloc_class {
+	THPS_ALLOC_PAGE,    /* frames for data: 4 KiB pages and THPs */
+	THPS_ALLOC_PGTABLE, /* page-table pages */
+	THPS_ALLOC_ANY,     /* either */
+	THPS_NR_ALLOC_CLASSES
+};
+void thps_fail_alloc(thps_machine *m, enum thps_alloc_class cls, uint64_t nth, int sticky);
+uint64_t thps_alloc_count(thps_machine *m, enum thps_alloc_class cls);
+
+/* ------------------------------------------------------------------ */
+/* Processes. */
+
+/* A new process with an empty address space (as after execve). */
+int thps_proc_new(thps_machine *m, thps_proc **out);
+/* fork(): the child shares every page copy-on-write. */
+int thps_fork(thps_proc *parent, thps_proc **child);
+/* exit(): tears the address space down and frees the process. */
+void thps_exit(thps_proc *p);
+int thps_pid(const thps_proc *p);
+
+/* prctl(PR_SET_THP_DISABLE, value). */
+int thps_prctl_thp_disable(thps_proc *p, int value);
+
+int thps_mmap(thps_proc *p, uint64_t addr, uint64_t len, int prot, int flags, uint64_t *out_addr);
+int thps_munmap(thps_proc *p, uint64_t addr, uint64_t len);
+int thps_mprotect(thps_proc *p, uint64_t addr, uint64_t len, int prot);
+int thps_mremap(thps_proc *p, uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags,
+		uint64_t new_addr, uint64_t *out_addr);
+int thps_madvise(thps_proc *p, uint64_t addr, uint64_t len, int advice);
+/* brk(): returns the current break through *out (addr 0 queries). */
+int thps_brk(thps_proc *p, uint64_t addr, uint64_t *out);
+
+/*
+ * Memory accesses, as the CPU makes them: every page not mapped, or mapped
+ * read-only on a write, takes a page fault through the model's
+ * handle_mm_fault.  An access the VMA does not allow (or outside every VMA)
+ * returns -EFAULT (the program's SIGSEGV) and changes nothing from that page
+ * on.  -ENOMEM when a fault finds no memory (the kernel's VM_FAULT_OOM).
+ */
+int thps_read(thps_proc *p, uint64_t addr, void *buf, size_t len);
+int thps_write(thps_proc *p, uint64_t addr, const void *buf, size_t len);
+
+/*
+ * touch: one byte every "step" bytes of [addr, addr+len).  A write stores
+ * "value"; a read compares with "value" when check is set and counts the
+ * bytes that differ in *mismatches (may be NULL).
+ */
+enum thps_touch_op { THPS_TOUCH_READ, THPS_TOUCH_WRITE };
+struct thps_touch {
+	uint64_t addr, len, step;
+	enum thps_touch_op op;
+	uint8_t value;
+	int check;
+	uint64_t mismatches; /* out */
+	uint64_t done;       /* out: bytes touched before an error */
+};
+int thps_touch(thps_proc *p, struct thps_touch *t);
+
+/* Per-process figures in kB (smaps_rollup and status); see THPS_PROC_FIGURES. */
+int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS]);
+
+/* Page state at one address, as /proc/PID/pagemap and kpageflags show it. */
+struct thps_pageinfo {
+	int present;       /* mapped */
+	int writable;      /* mapped writable */
+	int huge;          /* mapped by a PMD */
+	int zero_page;     /* the 4 KiB shared zero page */
+	int huge_zero;     /* the huge zero page */
+	int anon_exclusive;
+	uint64_t pfn;
+	int mapcount;      /* folio mapcount */
+};
+int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out);
+
+/* Describe the VMAs like /proc/PID/maps; calls fn once per VMA. */
+typedef void (*thps_vma_fn)(void *arg, uint64_t start, uint64_t end, int prot, const char *flags);
+int thps_for_each_vma(thps_proc *p, thps_vma_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* THPSIM_H */

@@ -1,0 +1,3 @@
+/* placeholder main until the CLI lands */
+#include "thpsim.h"
+int main(void) { return 0; }

@@ -1,0 +1,170 @@
+/*
+ * fault.c - the simulated CPU's memory accesses: the hardware page walk and
+ * the user fault entry (mirrors arch/x86/mm/fault.c's do_user_addr_fault).
+ *
+ * Entry points: thps_read, thps_write, thps_touch.
+ *
+ * An access walks the four levels as the MMU does, needing the present bit
+ * (and the writable bit for a write) at the leaf, a 4 KiB PTE or a 2 MiB
+ * PMD; it sets the accessed bit, and the dirty bit on a write.  A walk that
+ * fails is a page fault: the VMA must exist and allow the access (else the
+ * program's SIGSEGV: -EFAULT), then handle_mm_fault fixes the tables and
+ * the access is retried.  Bytes are read from and written to the frames, so
+ * a read returns what was written, and a write can never reach the zero
+ * page or the huge zero page (they are never mapped writable).
+ */
+#include "internal.h"
+
+/* The MMU: translate addr or return NULL (a fault).  *frame gets the 4 KiB
+ * frame the byte lives in. */
+static uint8_t *mmu_walk(struct mm_struct *mm, uint64_t addr, bool write, struct page **frame)
+{
+	struct thps_machine *m = mm->m;
+	const pteval_t need = _PAGE_PRESENT | (write ? _PAGE_RW : 0);
+	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+	pgd_t *pgd = pgd_offset(mm, addr);
+	pud_t *pud;
+	pmd_t *pmd;
+	pte_t *pte;
+	pteval_t v;
+	uint64_t pfn;
+
+	if (!(READ_ONCE(pgd->pgd) & _PAGE_PRESENT))
+		return NULL;
+	pud = pud_offset(m, pgd, addr);
+	if (!(READ_ONCE(pud->pud) & _PAGE_PRESENT))
+		return NULL;
+	pmd = pmd_offset(m, pud, addr);
+	v = READ_ONCE(pmd->pmd);
+	if (!(v & _PAGE_PRESENT))
+		return NULL;
+	if (v & _PAGE_PSE) {
+		if ((v & need) != need)
+			return NULL;
+		if ((v & set) != set)
+			WRITE_ONCE(pmd->pmd, v | set);
+		pfn = ((v & PTE_PFN_MASK) >> PAGE_SHIFT) + ((addr >> PAGE_SHIFT) & (HPAGE_PMD_NR - 1));
+	} else {
+		pte = pte_offset(m, pmd, addr);
+		v = READ_ONCE(pte->pte);
+		if ((v & need) != need)
+			return NULL;
+		if ((v & set) != set)
+			WRITE_ONCE(pte->pte, v | set);
+		pfn = (v & PTE_PFN_MASK) >> PAGE_SHIFT;
+	}
+	*frame = pfn_to_page(m, pfn);
+	return (uint8_t *)pfn_address(m, pfn) + (addr & (PAGE_SIZE - 1));
+}
+
+/* access_error(): does the VMA allow this access at all? */
+static bool access_error(const struct vm_area_struct *vma, bool write)
+{
+	if (write)
+		return !(vma->vm_flags & VM_WRITE);
+	return !(vma->vm_flags & VM_ACCESS_FLAGS);
+}
+
+/* Translate, faulting as needed: 0 with *host set, or a negative errno. */
+static int access_page(struct mm_struct *mm, uint64_t addr, bool write, uint8_t **host)
+{
+	struct thps_machine *m = mm->m;
+	struct page *frame;
+
+	if (addr >= TASK_SIZE)
+		return -EFAULT;
+	for (int tries = 0;; tries++) {
+		struct vm_area_struct *vma;
+		vm_fault_t ret;
+
+		*host = mmu_walk(mm, addr, write, &frame);
+		if (*host) {
+			if (write) {
+				VM_BUG_ON_PAGE(PageReserved(frame) ||
+						       is_huge_zero_pfn(m, folio_pfn(m, page_folio(m, frame))),
+					       m, frame);
+				page_bytes_dirtied(frame);
+			}
+			return 0;
+		}
+		BUG_ON(tries > 2);
+		vma = vma_lookup(mm, addr);
+		if (!vma || access_error(vma, write))
+			return -EFAULT;
+		ret = handle_mm_fault(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER);
+		if (ret & VM_FAULT_OOM)
+			return -ENOMEM;
+		if (ret & VM_FAULT_SIGSEGV)
+			return -EFAULT;
+	}
+}
+
+static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool write)
+{
+	struct mm_struct *mm = &p->mm;
+	uint8_t *b = buf;
+	int err = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	mm_lock(mm);
+	while (len) {
+		uint64_t chunk = PAGE_SIZE - (addr & (PAGE_SIZE - 1));
+		uint8_t *host;
+
+		if (chunk > len)
+			chunk = len;
+		err = access_page(mm, addr, write, &host);
+		if (err)
+			break;
+		if (write)
+			memcpy(host, b, chunk);
+		else
+			memcpy(b, host, chunk);
+		addr += chunk;
+		b += chunk;
+		len -= chunk;
+	}
+	mm_unlock(mm);
+	return err;
+}
+
+int thps_read(thps_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	return access_range(p, addr, buf, len, false);
+}
+
+int thps_write(thps_proc *p, uint64_t addr, const void *buf, size_t len)
+{
+	return access_range(p, addr, (void *)buf, len, true);
+}
+
+int thps_touch(thps_proc *p, struct thps_touch *t)
+{
+	struct mm_struct *mm = &p->mm;
+	const bool write = t->op == THPS_TOUCH_WRITE;
+	uint64_t addr = t->addr, end = t->addr + t->len;
+	int err = 0;
+
+	t->mismatches = 0;
+	t->done = 0;
+	if (!t->step || end < addr)
+		return -EINVAL;
+	mm_lock(mm);
+	for (; addr < end; addr += t->step) {
+		uint8_t *host;
+
+		err = access_page(mm, addr, write, &host);
+		if (err)
+			break;
+		if (write)
+			*host = t->value;
+		else if (t->check && *host != t->value)
+			t->mismatches++;
+		t->done = addr - t->addr + 1;
+		if (addr + t->step < addr)
+			break;
+	}
+	mm_unlock(mm);
+	return err;
+}

@@ -1,0 +1,877 @@
+/*
+ * huge_memory.c - transparent huge pages for anonymous memory and the huge
+ * zero page (mirrors mm/huge_memory.c).
+ *
+ * Entry points: do_huge_pmd_anonymous_page and do_huge_pmd_wp_page (faults),
+ * zap_huge_pmd, copy_huge_pmd, change_huge_pmd, move_huge_pmd (the huge
+ * twins of zap, fork, mprotect and mremap), __split_huge_pmd, the deferred
+ * split queue, and the two shrinkers.
+ *
+ * The huge zero page, as the 2012 series "Introduce huge zero page"
+ * (Linux 3.8) made it and as Linux has kept it since:
+ *
+ *  - It is one 2 MiB folio of zeros, allocated lazily by the first read
+ *    fault that wants it (get_huge_zero_folio).  Two faults may race to
+ *    allocate it: each allocates, the first to compare-and-swap its frame
+ *    number into huge_zero_pfn wins, the loser frees its copy and takes a
+ *    reference on the winner's.  Every successful allocation counts
+ *    thp_zero_page_alloc, the winner's and the loser's; a failed one counts
+ *    thp_zero_page_alloc_failed and the fault falls back to 4 KiB pages
+ *    (thp_fault_fallback).
+ *  - A read fault in a THP-eligible range maps it with a PMD that is never
+ *    writable and counts in nobody's Rss.  A PTE table is deposited with it,
+ *    so that splitting the PMD later (into 512 PTEs of the 4 KiB zero page)
+ *    needs no allocation.
+ *  - A write fault on it replaces it: by a new THP, or when none can be had
+ *    by a PTE table with one new page and the 4 KiB zero page elsewhere
+ *    (Linux 3.8-5.7; Linux 6.13+ gets the same by splitting first), or
+ *    always by splitting and copying 4 KiB (Linux 5.8-6.12).
+ *  - Its lifetime is reference counted.  The counter starts at 2: one
+ *    reference for the caller and one for the shrinker, which frees the page
+ *    only when it holds the last one (count 1 -> 0 by compare-and-swap), so
+ *    put_huge_zero_folio never sees zero.  Who holds the other references is
+ *    the model knob thpsim/huge_zero_page_lifetime:
+ *      refcount   (3.8-4.8) one per mapping: got on map (fault, fork), put on
+ *                 zap, split and write fault;
+ *      per-mm     (4.9+)    one per address space that ever mapped it, a
+ *                 flag on the mm, put when the mm exits;
+ *      persistent           never freed once allocated (the series at patch
+ *                 9, and CONFIG_PERSISTENT_HUGE_ZERO_FOLIO).
+ *
+ * A real THP is mapped by one PMD and counts 512 pages of Rss and
+ * AnonHugePages.  Splitting its PMD (mprotect or munmap of part of it, a
+ * VMA boundary inside it, copy-on-write after fork since 5.8) maps the same
+ * 512 pages by PTEs; the folio stays whole.  If part of it is then unmapped
+ * it is queued for deferred split, and the deferred-split shrinker splits
+ * the folio itself, freeing the pages nobody maps and mapping zero-filled
+ * ones to the shared zero page (Linux 6.12+).
+ */
+#include "internal.h"
+
+/* ---- the huge zero folio ---- */
+static struct folio *huge_zero_folio(struct thps_machine *m)
+{
+	uint32_t pfn = READ_ONCE(m->huge_zero_pfn);
+
+	return pfn == NO_PFN ? NULL : (struct folio *)pfn_to_page(m, pfn);
+}
+
+bool get_huge_zero_folio(struct thps_machine *m, struct mm_struct *mm)
+{
+	struct folio *folio;
+	uint32_t expected;
+
+retry:
+	if (likely(atomic_inc_not_zero(&m->huge_zero_refcount)))
+		return true;
+	folio = folio_alloc(m, mm, GFP_TRANSHUGE | __GFP_ZERO, HPAGE_PMD_ORDER);
+	if (!folio) {
+		count_vm_event(m, mm, THPS_VM_thp_zero_page_alloc_failed);
+		return false;
+	}
+	count_vm_event(m, mm, THPS_VM_thp_zero_page_alloc);
+	spin_lock(&m->huge_zero_lock);
+	expected = NO_PFN;
+	if (!__atomic_compare_exchange_n(&m->huge_zero_pfn, &expected,
+					 (uint32_t)folio_pfn(m, folio), false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* lost the race: free ours and take a reference on theirs */
+		spin_unlock(&m->huge_zero_lock);
+		folio_put(m, mm, folio);
+		goto retry;
+	}
+	SetPageHugeZero((struct page *)folio);
+	/* one reference for the caller, one for the shrinker */
+	atomic_set_release(&m->huge_zero_refcount, 2);
+	spin_unlock(&m->huge_zero_lock);
+	return true;
+}
+
+void put_huge_zero_folio(struct thps_machine *m)
+{
+	/* only the shrinker drops the last reference */
+	BUG_ON(atomic_dec_and_test(&m->huge_zero_refcount));
+}
+
+struct folio *mm_get_huge_zero_folio(struct mm_struct *mm)
+{
+	struct thps_machine *m = mm->m;
+
+	switch (KNOB(m, hzp_lifetime)) {
+	case HZP_PERSISTENT:
+		if (!huge_zero_folio(m) && !get_huge_zero_folio(m, mm))
+			return NULL;
+		break;
+	case HZP_PER_MM:
+		if (mm->flags & (1UL << MMF_HUGE_ZERO_FOLIO))
+			break;
+		if (!get_huge_zero_folio(m, mm))
+			return NULL;
+		mm->flags |= 1UL << MMF_HUGE_ZERO_FOLIO;
+		break;
+	default: /* HZP_REFCOUNT: a reference for this mapping */
+		if (!get_huge_zero_folio(m, mm))
+			return NULL;
+	}
+	return huge_zero_folio(m);
+}
+
+void mm_put_huge_zero_folio(struct mm_struct *mm)
+{
+	if (mm->flags & (1UL << MMF_HUGE_ZERO_FOLIO)) {
+		mm->flags &= ~(1UL << MMF_HUGE_ZERO_FOLIO);
+		put_huge_zero_folio(mm->m);
+	}
+}
+
+void huge_zero_map_put(struct thps_machine *m)
+{
+	if (KNOB(m, hzp_lifetime) == HZP_REFCOUNT)
+		put_huge_zero_folio(m);
+}
+
+unsigned long shrink_huge_zero_page_count(struct thps_machine *m)
+{
+	if (KNOB(m, hzp_lifetime) == HZP_PERSISTENT)
+		return 0;
+	return atomic_read(&m->huge_zero_refcount) == 1 ? HPAGE_PMD_NR : 0;
+}
+
+unsigned long shrink_huge_zero_page_scan(struct thps_machine *m)
+{
+	struct folio *folio = NULL;
+
+	if (KNOB(m, hzp_lifetime) == HZP_PERSISTENT)
+		return 0;
+	spin_lock(&m->huge_zero_lock);
+	if (atomic_cmpxchg(&m->huge_zero_refcount, 1, 0) == 1) {
+		folio = huge_zero_folio(m);
+		BUG_ON(!folio);
+		WRITE_ONCE(m->huge_zero_pfn, NO_PFN);
+	}
+	spin_unlock(&m->huge_zero_lock);
+	if (!folio)
+		return 0;
+	ClearPageHugeZero((struct page *)folio);
+	folio_put(m, NULL, folio);
+	return HPAGE_PMD_NR;
+}
+
+/* ---- eligibility ---- */
+static bool enabled_allows(int mode, uint64_t vm_flags)
+{
+	return mode == THP_ALWAYS || (mode == THP_MADVISE && (vm_flags & VM_HUGEPAGE));
+}
+
+/* __thp_vma_allowable_orders for the PMD order at fault time. */
+bool thp_vma_allowable_pmd(struct vm_area_struct *vma, uint64_t vm_flags)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	int pmd_mode = KNOB(mm->m, pmd_enabled);
+
+	if (vm_flags & VM_NOHUGEPAGE)
+		return false;
+	if (mm->flags & (1UL << MMF_DISABLE_THP_COMPLETELY))
+		return false;
+	if ((mm->flags & (1UL << MMF_DISABLE_THP_EXCEPT_ADVISED)) && !(vm_flags & VM_HUGEPAGE))
+		return false;
+	if (pmd_mode == THP_INHERIT)
+		return enabled_allows(KNOB(mm->m, enabled), vm_flags);
+	return enabled_allows(pmd_mode, vm_flags);
+}
+
+bool thp_vma_suitable_pmd(const struct vm_area_struct *vma, uint64_t addr)
+{
+	uint64_t haddr = addr & HPAGE_PMD_MASK;
+
+	return haddr >= vma->vm_start && haddr + HPAGE_PMD_SIZE <= vma->vm_end;
+}
+
+/* vma_thp_gfp_mask: may this fault's THP allocation reclaim? (defrag) */
+static gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma)
+{
+	bool madvised = vma->vm_flags & VM_HUGEPAGE;
+
+	switch (KNOB(vma->vm_mm->m, defrag)) {
+	case DEFRAG_ALWAYS:
+		return GFP_TRANSHUGE;
+	case DEFRAG_DEFER_MADVISE:
+	case DEFRAG_MADVISE:
+		return madvised ? GFP_TRANSHUGE : GFP_TRANSHUGE_LIGHT;
+	default: /* defer, never: no direct reclaim */
+		return GFP_TRANSHUGE_LIGHT;
+	}
+}
+
+/* ---- mapping a new THP ---- */
+static struct folio *vma_alloc_anon_folio_pmd(struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct folio *folio;
+
+	folio = folio_alloc(mm->m, mm, vma_thp_gfp_mask(vma) | __GFP_ZERO, HPAGE_PMD_ORDER);
+	if (!folio)
+		count_vm_event(mm->m, mm, THPS_VM_thp_fault_fallback);
+	return folio;
+}
+
+static pmd_t mk_huge_pmd(struct thps_machine *m, struct folio *folio, pgprot_t prot)
+{
+	return pmd_mkhuge(pfn_pmd(folio_pfn(m, folio), prot));
+}
+
+/* map_anon_folio_pmd: the new THP replaces whatever the PMD held. */
+static void map_anon_folio_pmd(struct folio *folio, pmd_t *pmd, struct vm_area_struct *vma,
+			       uint64_t haddr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	pmd_t entry = mk_huge_pmd(mm->m, folio, vma->vm_page_prot);
+
+	entry = maybe_pmd_mkwrite(pmd_mkdirty(entry), vma);
+	folio_add_new_anon_rmap(folio, vma, haddr, true);
+	set_pmd(pmd, entry);
+	add_mm_counter(mm, MM_ANONPAGES, HPAGE_PMD_NR);
+	count_vm_event(mm->m, mm, THPS_VM_thp_fault_alloc);
+	deferred_split_folio(mm->m, mm, folio, false);
+}
+
+static void set_huge_zero_folio(struct page *pgtable, struct mm_struct *mm,
+				struct vm_area_struct *vma, uint64_t haddr, pmd_t *pmd,
+				struct folio *zero_folio)
+{
+	pmd_t entry = mk_huge_pmd(mm->m, zero_folio, vma->vm_page_prot);
+
+	(void)haddr;
+	entry = pmd_mkspecial(pmd_wrprotect(entry));
+	set_pmd(pmd, entry);
+	pgtable_trans_huge_deposit(mm, pgtable);
+	mm_inc_nr_ptes(mm);
+}
+
+vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	uint64_t haddr = vmf->address & HPAGE_PMD_MASK;
+	struct folio *folio;
+	struct page *pgtable;
+
+	if (!thp_vma_suitable_pmd(vma, haddr))
+		return VM_FAULT_FALLBACK;
+	if (anon_vma_prepare(vma))
+		return VM_FAULT_OOM;
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && KNOB(m, use_zero_page)) {
+		struct folio *zero_folio;
+
+		pgtable = pte_alloc_one(mm);
+		if (!pgtable)
+			return VM_FAULT_OOM;
+		zero_folio = mm_get_huge_zero_folio(mm);
+		if (!zero_folio) {
+			pte_free(mm, pgtable);
+			count_vm_event(m, mm, THPS_VM_thp_fault_fallback);
+			return VM_FAULT_FALLBACK;
+		}
+		set_huge_zero_folio(pgtable, mm, vma, haddr, vmf->pmd, zero_folio);
+		return 0;
+	}
+	/* __do_huge_pmd_anonymous_page */
+	folio = vma_alloc_anon_folio_pmd(vma);
+	if (!folio)
+		return VM_FAULT_FALLBACK;
+	pgtable = pte_alloc_one(mm);
+	if (!pgtable) {
+		folio_put(m, mm, folio);
+		return VM_FAULT_OOM;
+	}
+	map_anon_folio_pmd(folio, vmf->pmd, vma, haddr);
+	pgtable_trans_huge_deposit(mm, pgtable);
+	mm_inc_nr_ptes(mm);
+	return 0;
+}
+
+/* ---- write faults on a huge PMD ---- */
+
+/* Linux 6.13+: a new THP replaces the huge zero PMD; FALLBACK if none. */
+static vm_fault_t do_huge_zero_wp_pmd(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct folio *folio = vma_alloc_anon_folio_pmd(vma);
+
+	if (!folio)
+		return VM_FAULT_FALLBACK;
+	pmd_clear(vmf->pmd);
+	map_anon_folio_pmd(folio, vmf->pmd, vma, vmf->address & HPAGE_PMD_MASK);
+	huge_zero_map_put(vma->vm_mm->m);
+	return 0;
+}
+
+/*
+ * Linux 3.8-5.7 (the series' do_huge_pmd_wp_zero_page_fallback): no THP to
+ * be had, so the deposited table becomes a PTE table with a new page at the
+ * fault address and the 4 KiB zero page everywhere else.
+ */
+static vm_fault_t do_huge_pmd_wp_zero_page_fallback(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	uint64_t haddr = vmf->address & HPAGE_PMD_MASK;
+	struct folio *folio;
+	struct page *pgtable;
+	pte_t *ptes;
+
+	folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	if (!folio)
+		return VM_FAULT_OOM;
+	pmd_clear(vmf->pmd);
+	pgtable = pgtable_trans_huge_withdraw(mm);
+	ptes = page_address(m, pgtable);
+	for (int i = 0; i < HPAGE_PMD_NR; i++) {
+		uint64_t addr = haddr + ((uint64_t)i << PAGE_SHIFT);
+		pte_t entry;
+
+		if (addr == vmf->address) {
+			entry = pfn_pte(folio_pfn(m, folio), vma->vm_page_prot);
+			entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+			folio_add_new_anon_rmap(folio, vma, addr, false);
+		} else {
+			entry = pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot));
+		}
+		set_pte(&ptes[i], entry);
+	}
+	ClearPageZeroed(pgtable);
+	set_pmd(vmf->pmd, __pmd(mk_table_entry(page_to_pfn(m, pgtable))));
+	add_mm_counter(mm, MM_ANONPAGES, 1);
+	huge_zero_map_put(m);
+	return 0;
+}
+
+/*
+ * Linux 3.8-5.7 copy-on-write of a shared THP: copy all of it into a new
+ * THP, or when none can be had into 512 new 4 KiB pages
+ * (do_huge_pmd_wp_page_fallback).
+ */
+static vm_fault_t do_huge_pmd_wp_copy(struct vm_fault *vmf, struct folio *old)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	uint64_t haddr = vmf->address & HPAGE_PMD_MASK;
+	struct folio *folio = NULL;
+
+	if (thp_vma_allowable_pmd(vma, vma->vm_flags))
+		folio = folio_alloc(m, mm, vma_thp_gfp_mask(vma), HPAGE_PMD_ORDER);
+	if (folio) {
+		for (int i = 0; i < HPAGE_PMD_NR; i++)
+			copy_page_bytes(m, folio_page(folio, i), folio_page(old, i));
+		pmd_clear(vmf->pmd);
+		folio_remove_rmap_pmd(old, vma);
+		add_mm_counter(mm, MM_ANONPAGES, -HPAGE_PMD_NR);
+		map_anon_folio_pmd(folio, vmf->pmd, vma, haddr);
+		folio_put(m, mm, old);
+		return 0;
+	}
+	count_vm_event(m, mm, THPS_VM_thp_fault_fallback);
+	{
+		struct folio *pages[HPAGE_PMD_NR];
+		struct page *pgtable;
+		pte_t *ptes;
+
+		for (int i = 0; i < HPAGE_PMD_NR; i++) {
+			pages[i] = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE, 0);
+			if (!pages[i]) {
+				while (i--)
+					folio_put(m, mm, pages[i]);
+				return VM_FAULT_OOM;
+			}
+			copy_page_bytes(m, (struct page *)pages[i], folio_page(old, i));
+		}
+		pmd_clear(vmf->pmd);
+		pgtable = pgtable_trans_huge_withdraw(mm);
+		ptes = page_address(m, pgtable);
+		for (int i = 0; i < HPAGE_PMD_NR; i++) {
+			uint64_t addr = haddr + ((uint64_t)i << PAGE_SHIFT);
+			pte_t entry = pfn_pte(folio_pfn(m, pages[i]), vma->vm_page_prot);
+
+			entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+			folio_add_new_anon_rmap(pages[i], vma, addr, false);
+			set_pte(&ptes[i], entry);
+		}
+		ClearPageZeroed(pgtable);
+		set_pmd(vmf->pmd, __pmd(mk_table_entry(page_to_pfn(m, pgtable))));
+		folio_remove_rmap_pmd(old, vma);
+		folio_put(m, mm, old);
+		return 0;
+	}
+}
+
+vm_fault_t do_huge_pmd_wp_page(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct thps_machine *m = vma->vm_mm->m;
+	pmd_t orig = vmf->orig_pmd;
+	struct page *page;
+	struct folio *folio;
+
+	if (is_huge_zero_pmd(m, orig)) {
+		vm_fault_t ret;
+
+		switch (KNOB(m, hzp_wp)) {
+		case HZP_WP_ALLOC_OR_PTE:
+			if (thp_vma_allowable_pmd(vma, vma->vm_flags)) {
+				ret = do_huge_zero_wp_pmd(vmf);
+				if (!(ret & VM_FAULT_FALLBACK))
+					return ret;
+			} else {
+				count_vm_event(m, vma->vm_mm, THPS_VM_thp_fault_fallback);
+			}
+			return do_huge_pmd_wp_zero_page_fallback(vmf);
+		case HZP_WP_ALLOC_OR_SPLIT:
+			ret = do_huge_zero_wp_pmd(vmf);
+			if (!(ret & VM_FAULT_FALLBACK))
+				return ret;
+			goto fallback;
+		default: /* HZP_WP_SPLIT */
+			goto fallback;
+		}
+	}
+	page = pfn_to_page(m, pmd_pfn(orig));
+	folio = page_folio(m, page);
+	VM_BUG_ON_PAGE(!folio_test_anon(folio) || !folio_test_large(folio), m, page);
+	if (PageAnonExclusive(page))
+		goto reuse;
+	if (folio_ref_count(folio) == 1) {
+		SetPageAnonExclusive(page);
+		goto reuse;
+	}
+	if (KNOB(m, thp_cow) == THP_COW_COPY)
+		return do_huge_pmd_wp_copy(vmf, folio);
+fallback:
+	__split_huge_pmd(vma, vmf->pmd, vmf->address);
+	return VM_FAULT_FALLBACK;
+reuse:
+	{
+		pmd_t entry = pmd_mkyoung(orig);
+
+		entry = maybe_pmd_mkwrite(pmd_mkdirty(entry), vma);
+		set_pmd(vmf->pmd, entry);
+		return 0;
+	}
+}
+
+/* ---- zap, fork, mprotect, mremap ---- */
+bool zap_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	pmd_t orig = pmdp_get(pmd);
+	struct page *page;
+
+	(void)addr;
+	if (!pmd_trans_huge(orig))
+		return false;
+	pmd_clear(pmd);
+	pte_free(mm, pgtable_trans_huge_withdraw(mm));
+	mm_dec_nr_ptes(mm);
+	page = vm_normal_page_pmd(vma, orig);
+	if (!page) {
+		huge_zero_map_put(m);
+		return true;
+	}
+	{
+		struct folio *folio = page_folio(m, page);
+
+		folio_remove_rmap_pmd(folio, vma);
+		add_mm_counter(mm, MM_ANONPAGES, -HPAGE_PMD_NR);
+		folio_put(m, mm, folio);
+	}
+	return true;
+}
+
+int copy_huge_pmd(struct mm_struct *dst_mm, struct mm_struct *src_mm, pmd_t *dst_pmd,
+		  pmd_t *src_pmd, uint64_t addr, struct vm_area_struct *dst_vma,
+		  struct vm_area_struct *src_vma)
+{
+	struct thps_machine *m = src_mm->m;
+	pmd_t pmd = pmdp_get(src_pmd);
+	struct page *pgtable = pte_alloc_one(dst_mm);
+
+	(void)addr;
+	if (!pgtable)
+		return -ENOMEM;
+	if (is_huge_zero_pmd(m, pmd)) {
+		/* the page exists: this only takes a reference */
+		BUG_ON(!mm_get_huge_zero_folio(dst_mm));
+	} else {
+		struct folio *folio = page_folio(m, vm_normal_page_pmd(src_vma, pmd));
+
+		folio_get(folio);
+		folio_dup_anon_rmap_pmd(folio, dst_vma);
+		add_mm_counter(dst_mm, MM_ANONPAGES, HPAGE_PMD_NR);
+	}
+	mm_inc_nr_ptes(dst_mm);
+	pgtable_trans_huge_deposit(dst_mm, pgtable);
+	set_pmd(src_pmd, pmd_wrprotect(pmd));
+	set_pmd(dst_pmd, pmd_mkold(pmd_wrprotect(pmd)));
+	return 0;
+}
+
+int change_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, pgprot_t newprot,
+		    bool try_writable)
+{
+	struct thps_machine *m = vma->vm_mm->m;
+	pmd_t orig = pmdp_get(pmd), entry;
+
+	(void)addr;
+	if (!pmd_trans_huge(orig))
+		return 0;
+	entry = pmd_modify(orig, newprot);
+	if (is_huge_zero_pmd(m, orig)) {
+		/* the series' patch 5: it stays write-protected */
+		entry = pmd_wrprotect(entry);
+	} else if (try_writable && !pmd_protnone(entry)) {
+		/* can_change_pmd_writable: only an exclusive anonymous THP */
+		struct page *page = vm_normal_page_pmd(vma, entry);
+
+		if (page && PageAnonExclusive(page))
+			entry = pmd_mkwrite(entry);
+	}
+	set_pmd(pmd, entry);
+	return 1;
+}
+
+bool move_huge_pmd(struct vm_area_struct *vma, uint64_t old_addr, uint64_t new_addr,
+		   pmd_t *old_pmd, pmd_t *new_pmd)
+{
+	pmd_t pmd;
+
+	(void)vma;
+	(void)old_addr;
+	(void)new_addr;
+	if (!pmd_none(pmdp_get(new_pmd)))
+		return false;
+	pmd = pmdp_get(old_pmd);
+	pmd_clear(old_pmd);
+	/* the deposited table stays on this mm's stack: nothing to move */
+	set_pmd(new_pmd, pmd);
+	return true;
+}
+
+/* ---- splitting a PMD ---- */
+static void __split_huge_zero_page_pmd(struct vm_area_struct *vma, uint64_t haddr, pmd_t *pmd)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	struct page *pgtable;
+	pte_t *ptes;
+
+	pmd_clear(pmd);
+	pgtable = pgtable_trans_huge_withdraw(mm);
+	ptes = page_address(m, pgtable);
+	for (int i = 0; i < HPAGE_PMD_NR; i++)
+		set_pte(&ptes[i], pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot)));
+	(void)haddr;
+	ClearPageZeroed(pgtable);
+	set_pmd(pmd, __pmd(mk_table_entry(page_to_pfn(m, pgtable))));
+	huge_zero_map_put(m);
+}
+
+void __split_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd, uint64_t address)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	uint64_t haddr = address & HPAGE_PMD_MASK;
+	pmd_t orig = pmdp_get(pmd);
+	struct page *page, *pgtable;
+	struct folio *folio;
+	bool write, young, dirty, anon_exclusive;
+	pte_t *ptes;
+
+	if (!pmd_trans_huge(orig))
+		return;
+	VM_BUG_ON_VMA(haddr < vma->vm_start || haddr + HPAGE_PMD_SIZE > vma->vm_end, vma);
+	count_vm_event(m, mm, THPS_VM_thp_split_pmd);
+	if (is_huge_zero_pmd(m, orig)) {
+		__split_huge_zero_page_pmd(vma, haddr, pmd);
+		return;
+	}
+	page = pfn_to_page(m, pmd_pfn(orig));
+	folio = page_folio(m, page);
+	write = pmd_write(orig);
+	young = pmd_young(orig);
+	dirty = pmd_dirty(orig);
+	anon_exclusive = PageAnonExclusive(page);
+
+	pmd_clear(pmd);
+	folio_ref_add(folio, HPAGE_PMD_NR - 1);
+	folio_add_anon_rmap_ptes(folio, page, HPAGE_PMD_NR, vma);
+	pgtable = pgtable_trans_huge_withdraw(mm);
+	ptes = page_address(m, pgtable);
+	for (int i = 0; i < HPAGE_PMD_NR; i++) {
+		pte_t entry = pfn_pte(page_to_pfn(m, page + i), vma->vm_page_prot);
+
+		if (anon_exclusive)
+			SetPageAnonExclusive(page + i);
+		if (write)
+			entry = pte_mkwrite(entry);
+		if (!young)
+			entry = pte_mkold(entry);
+		if (dirty)
+			entry = pte_mkdirty(entry);
+		set_pte(&ptes[i], entry);
+	}
+	ClearPageZeroed(pgtable);
+	set_pmd(pmd, __pmd(mk_table_entry(page_to_pfn(m, pgtable))));
+	folio_remove_rmap_pmd(folio, vma);
+}
+
+void split_huge_pmd_address(struct vm_area_struct *vma, uint64_t address)
+{
+	pmd_t *pmd = pmd_walk(vma->vm_mm, address);
+
+	if (pmd && pmd_trans_huge(pmdp_get(pmd)))
+		__split_huge_pmd(vma, pmd, address);
+}
+
+static void split_huge_pmd_if_needed(struct vm_area_struct *vma, uint64_t address)
+{
+	if (!IS_ALIGNED(address, HPAGE_PMD_SIZE) &&
+	    ALIGN_DOWN(address, HPAGE_PMD_SIZE) >= vma->vm_start &&
+	    ALIGN_UP(address, HPAGE_PMD_SIZE) <= vma->vm_end)
+		split_huge_pmd_address(vma, address);
+}
+
+void vma_adjust_trans_huge(struct vm_area_struct *vma, uint64_t start, uint64_t end)
+{
+	split_huge_pmd_if_needed(vma, start);
+	if (end != start)
+		split_huge_pmd_if_needed(vma, end);
+}
+
+/* ---- deferred split ---- */
+static struct folio *pfn_folio(struct thps_machine *m, uint32_t pfn)
+{
+	return (struct folio *)pfn_to_page(m, pfn);
+}
+
+void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct folio *folio,
+			  bool partially_mapped)
+{
+	struct page *page1 = folio_page(folio, 1);
+
+	if (folio_order(folio) <= 1)
+		return;
+	if (!partially_mapped && !KNOB(m, shrink_underused))
+		return;
+	spin_lock(&m->split_queue_lock);
+	if (partially_mapped && !test_bit_flags(page1, PG_partially_mapped)) {
+		set_bit_flags(page1, PG_partially_mapped);
+		if (folio_test_pmd_mappable(folio))
+			count_vm_event(m, mm, THPS_VM_thp_deferred_split_page);
+	}
+	if (!test_bit_flags(page1, PG_deferred)) {
+		uint32_t pfn = (uint32_t)folio_pfn(m, folio);
+
+		set_bit_flags(page1, PG_deferred);
+		folio->_deferred_list.next = NO_PFN;
+		folio->_deferred_list.prev = m->split_queue_tail;
+		if (m->split_queue_tail != NO_PFN)
+			pfn_folio(m, m->split_queue_tail)->_deferred_list.next = pfn;
+		else
+			m->split_queue_head = pfn;
+		m->split_queue_tail = pfn;
+		m->split_queue_len++;
+	}
+	spin_unlock(&m->split_queue_lock);
+}
+
+/* Take a folio off the queue; split_queue_lock held. */
+static void split_queue_del(struct thps_machine *m, struct folio *folio)
+{
+	uint32_t next = folio->_deferred_list.next, prev = folio->_deferred_list.prev;
+
+	if (prev != NO_PFN)
+		pfn_folio(m, prev)->_deferred_list.next = next;
+	else
+		m->split_queue_head = next;
+	if (next != NO_PFN)
+		pfn_folio(m, next)->_deferred_list.prev = prev;
+	else
+		m->split_queue_tail = prev;
+	folio->_deferred_list.next = folio->_deferred_list.prev = NO_PFN;
+	clear_bit_flags(folio_page(folio, 1), PG_deferred);
+	m->split_queue_len--;
+}
+
+/* A large folio is being freed: off the queue it goes. */
+void folio_undo_large_rmappable(struct thps_machine *m, struct folio *folio)
+{
+	struct page *page1 = folio_page(folio, 1);
+
+	if (folio_order(folio) <= 1 || !test_bit_flags(page1, PG_deferred))
+		return;
+	spin_lock(&m->split_queue_lock);
+	if (test_bit_flags(page1, PG_deferred))
+		split_queue_del(m, folio);
+	clear_bit_flags(page1, PG_partially_mapped);
+	spin_unlock(&m->split_queue_lock);
+}
+
+unsigned long deferred_split_count(struct thps_machine *m)
+{
+	return (unsigned long)READ_ONCE(m->split_queue_len);
+}
+
+/* thp_underused: more zero-filled subpages than khugepaged would allow. */
+static bool thp_underused(struct thps_machine *m, struct folio *folio)
+{
+	int max_ptes_none = KNOB(m, max_ptes_none), num_zero = 0;
+
+	if (max_ptes_none == HPAGE_PMD_NR - 1)
+		return false;
+	for (int i = 0; i < HPAGE_PMD_NR; i++) {
+		if (page_bytes_zero(m, folio_page(folio, i)) && ++num_zero > max_ptes_none)
+			return true;
+	}
+	return false;
+}
+
+static int split_pmd_mapping(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t addr,
+			     bool huge, void *arg)
+{
+	(void)arg;
+	if (huge)
+		__split_huge_pmd(vma, pmd_walk(mm, addr), addr);
+	return 0;
+}
+
+/* remap_page with RMP_USE_SHARED_ZEROPAGE: a mapped subpage that holds only
+ * zeros becomes the shared zero page (try_to_map_unused_to_zeropage). */
+static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *vma,
+				  uint64_t addr, bool huge, void *arg)
+{
+	struct thps_machine *m = mm->m;
+	pte_t *pte = pte_offset(m, pmd_walk(mm, addr), addr);
+	struct page *page = pfn_to_page(m, pte_pfn(ptep_get(pte)));
+	struct folio *folio = page_folio(m, page);
+
+	(void)arg;
+	VM_BUG_ON(huge);
+	if ((vma->vm_flags & VM_LOCKED) || !page_bytes_zero(m, page))
+		return 0;
+	set_pte(pte, pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot)));
+	add_mm_counter(mm, MM_ANONPAGES, -1);
+	folio_remove_rmap_ptes(folio, page, 1, vma);
+	folio_put(m, mm, folio);
+	return 0;
+}
+
+/*
+ * split_folio to order 0 for the deferred-split shrinker.  Every process's
+ * lock is taken (trylock: -EBUSY if one is busy).  A folio that is not
+ * partially mapped is split only when underused (-EAGAIN otherwise): that
+ * test reads its bytes, so it waits for the locks too.  Then every PMD
+ * mapping of the folio is split, each page becomes a folio of its own
+ * holding one reference per PTE mapping, pages nobody maps are freed and
+ * zero-filled ones are remapped to the zero page.  The caller's extra
+ * reference stays on the head page.
+ */
+static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
+				 struct mm_struct *held, bool need_underused)
+{
+	struct rmap_range r = rmap_folio_range(m, folio);
+	struct page *head = (struct page *)folio;
+	int err;
+
+	err = rmap_lock_all(m, held);
+	if (err)
+		return err;
+	if (need_underused && !thp_underused(m, folio)) {
+		rmap_unlock_all(m, held);
+		return -EAGAIN;
+	}
+	rmap_walk_locked(m, &r, split_pmd_mapping, NULL);
+	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);
+	VM_BUG_ON_PAGE(folio_ref_count(folio) != folio_mapcount(folio) + 1, m, head);
+	clear_bit_flags(head + 1, PG_partially_mapped);
+	for (uint64_t i = r.nr; i-- > 0;) {
+		struct page *p = head + i;
+		int mapcount = atomic_read(&p->_mapcount);
+
+		if (i) {
+			ClearPageTail(p);
+			p->index = r.index + i;
+			SetPageAnon(p);
+		} else {
+			ClearPageHead(p);
+		}
+		p->order = 0;
+		memset(p->_pad, 0, sizeof(p->_pad));
+		p->lru.next = p->lru.prev = NO_PFN;
+		atomic_set(&p->_refcount, mapcount + (i == 0));
+		/* a page nobody maps goes back to the allocator */
+		if (i && !mapcount)
+			free_pages(m, NULL, p, 0);
+	}
+	count_vm_event(m, NULL, THPS_VM_thp_split_page);
+	rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
+	rmap_unlock_all(m, held);
+	return 0;
+}
+
+unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held,
+				  unsigned long nr_to_scan)
+{
+	uint32_t batch[64];
+	int n = 0;
+	unsigned long split = 0;
+
+	spin_lock(&m->split_queue_lock);
+	while (m->split_queue_head != NO_PFN && n < (int)ARRAY_SIZE(batch) && nr_to_scan--) {
+		struct folio *folio = pfn_folio(m, m->split_queue_head);
+
+		/* folio_try_get: one being freed just leaves the queue */
+		if (atomic_inc_not_zero(&folio->_refcount))
+			batch[n++] = (uint32_t)folio_pfn(m, folio);
+		else
+			clear_bit_flags(folio_page(folio, 1), PG_partially_mapped);
+		split_queue_del(m, folio);
+	}
+	spin_unlock(&m->split_queue_lock);
+
+	for (int i = 0; i < n; i++) {
+		struct folio *folio = pfn_folio(m, batch[i]);
+		bool partially = folio_test_partially_mapped(folio);
+		bool underused = !partially && KNOB(m, max_ptes_none) != HPAGE_PMD_NR - 1;
+
+		if ((partially || underused) && split_folio_to_order0(m, folio, held, underused) == 0) {
+			if (underused)
+				count_vm_event(m, NULL, THPS_VM_thp_underused_split_page);
+			split++;
+		} else if (partially) {
+			/* still partially mapped: back on the queue */
+			deferred_split_folio(m, NULL, folio, true);
+		}
+		/* after a split this is the head page, an order-0 folio */
+		folio_put(m, NULL, folio);
+	}
+	return split;
+}
+
+void huge_memory_init(struct thps_machine *m)
+{
+	spin_lock_init(&m->huge_zero_lock);
+	atomic_set(&m->huge_zero_refcount, 0);
+	m->huge_zero_pfn = NO_PFN;
+	spin_lock_init(&m->split_queue_lock);
+	m->split_queue_head = m->split_queue_tail = NO_PFN;
+	m->split_queue_len = 0;
+}
+
+void huge_memory_exit(struct thps_machine *m)
+{
+	spin_lock_destroy(&m->huge_zero_lock);
+	spin_lock_destroy(&m->split_queue_lock);
+}

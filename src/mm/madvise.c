@@ -1,0 +1,116 @@
+/*
+ * madvise.c - MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTNEED, MADV_FREE and
+ * prctl(PR_SET_THP_DISABLE) (mirrors mm/madvise.c, hugepage_madvise() in
+ * mm/khugepaged.c and the THP part of kernel/sys.c).
+ *
+ * MADV_HUGEPAGE and MADV_NOHUGEPAGE only change VMA flags (splitting and
+ * merging VMAs): nothing already mapped changes, later faults see the new
+ * eligibility.  MADV_DONTNEED zaps the range: a huge zero PMD wholly inside
+ * is cleared, a partly covered huge PMD is split first; with
+ * CONFIG_PT_RECLAIM (Linux 6.14+, on this machine) a PTE table it leaves
+ * empty is freed.  MADV_FREE is accepted and changes nothing the model
+ * reports: the pages stay until reclaim, which the model does not run on
+ * them (on the huge zero page it is a no-op in Linux too).
+ *
+ * Divergence: Linux applies the advice to each mapped part and returns
+ * -ENOMEM if the range had holes; the model checks first and then changes
+ * nothing.
+ */
+#include "internal.h"
+
+static int madvise_update_flags(struct mm_struct *mm, uint64_t start, uint64_t end, int advice)
+{
+	for (uint64_t nstart = start; nstart < end;) {
+		struct vm_area_struct *vma = find_vma(mm, nstart);
+		uint64_t tmp = vma->vm_end < end ? vma->vm_end : end;
+		uint64_t flags = vma->vm_flags;
+		int err;
+
+		if (advice == THPS_MADV_HUGEPAGE)
+			flags = (flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
+		else
+			flags = (flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
+		vma_modify_flags(vma, nstart, tmp, flags, &err);
+		if (err)
+			return err;
+		nstart = tmp;
+	}
+	return 0;
+}
+
+static void madvise_dontneed(struct mm_struct *mm, uint64_t start, uint64_t end)
+{
+	update_hiwater_rss(mm);
+	for (uint64_t nstart = start; nstart < end;) {
+		struct vm_area_struct *vma = find_vma(mm, nstart);
+		uint64_t tmp = vma->vm_end < end ? vma->vm_end : end;
+
+		zap_page_range_vma(vma, nstart, tmp, true);
+		nstart = tmp;
+	}
+}
+
+int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
+{
+	struct mm_struct *mm = &p->mm;
+	struct thps_machine *m = mm->m;
+	uint64_t end;
+	int err = 0;
+
+	switch (advice) {
+	case THPS_MADV_NORMAL:
+	case THPS_MADV_DONTNEED:
+	case THPS_MADV_FREE:
+	case THPS_MADV_HUGEPAGE:
+	case THPS_MADV_NOHUGEPAGE:
+		break;
+	default:
+		return machine_error(m, -EINVAL, "madvise: advice %d not modelled", advice);
+	}
+	if (!IS_ALIGNED(start, PAGE_SIZE))
+		return machine_error(m, -EINVAL, "madvise: address %#llx not page aligned",
+				     (unsigned long long)start);
+	len = PAGE_ALIGN(len);
+	end = start + len;
+	if (end < start || end > TASK_SIZE)
+		return machine_error(m, -EINVAL, "madvise: range outside user space");
+	if (!len)
+		return 0;
+	mm_lock(mm);
+	for (uint64_t nstart = start; nstart < end;) {
+		struct vm_area_struct *vma = find_vma(mm, nstart);
+
+		if (!vma || vma->vm_start > nstart) {
+			err = machine_error(m, -ENOMEM, "madvise: %#llx is not mapped",
+					    (unsigned long long)nstart);
+			goto out;
+		}
+		nstart = vma->vm_end;
+	}
+	switch (advice) {
+	case THPS_MADV_HUGEPAGE:
+	case THPS_MADV_NOHUGEPAGE:
+		err = madvise_update_flags(mm, start, end, advice);
+		break;
+	case THPS_MADV_DONTNEED:
+		madvise_dontneed(mm, start, end);
+		break;
+	default:
+		break;
+	}
+out:
+	mm_unlock(mm);
+	return err;
+}
+
+int thps_prctl_thp_disable(thps_proc *p, int value)
+{
+	struct mm_struct *mm = &p->mm;
+
+	mm_lock(mm);
+	mm->flags &= ~((1UL << MMF_DISABLE_THP_COMPLETELY) | (1UL << MMF_DISABLE_THP_EXCEPT_ADVISED));
+	if (value)
+		mm->flags |= 1UL << MMF_DISABLE_THP_COMPLETELY;
+	mm_unlock(mm);
+	return 0;
+}

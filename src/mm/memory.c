@@ -1,0 +1,326 @@
+/*
+ * memory.c - page faults, zapping and fork's page-table copy at 4 KiB
+ * granularity, and the dispatch to their huge twins (mirrors mm/memory.c).
+ *
+ * Entry points: handle_mm_fault (every fault), zap_page_range_vma (munmap,
+ * MADV_DONTNEED, exit), copy_page_range (fork).
+ *
+ * The life of an anonymous 4 KiB page, as in Linux:
+ *  - A read of a never-touched page maps the shared zero page, read-only and
+ *    "special" (no struct page is counted: no Rss, no refcount).
+ *  - A write to a never-touched page maps a new zeroed page, writable.
+ *  - A write to a read-only mapping is copy-on-write (do_wp_page): the zero
+ *    page is replaced by a new zeroed page; an anonymous page that only this
+ *    mapping uses (PageAnonExclusive, or a reference count of one) is reused
+ *    in place; anything else is copied.
+ * fork shares every anonymous page write-protected, so the first write on
+ * either side copies.  A VMA that never had an anonymous page (no anon_vma:
+ * only zero pages) is not copied at all; the child faults afresh.
+ *
+ * Where a PMD can map a huge page, handle_mm_fault first tries the huge path
+ * in huge_memory.c; VM_FAULT_FALLBACK from it means "take the PTE path".
+ */
+#include "internal.h"
+
+struct page *vm_normal_page(struct vm_area_struct *vma, pte_t pte)
+{
+	if (pte_special(pte))
+		return NULL;
+	return pfn_to_page(vma->vm_mm->m, pte_pfn(pte));
+}
+
+struct page *vm_normal_page_pmd(struct vm_area_struct *vma, pmd_t pmd)
+{
+	if (pmd_special(pmd) || is_huge_zero_pmd(vma->vm_mm->m, pmd))
+		return NULL;
+	return pfn_to_page(vma->vm_mm->m, pmd_pfn(pmd));
+}
+
+static pte_t mk_pte(struct thps_machine *m, struct page *page, pgprot_t prot)
+{
+	return pfn_pte(page_to_pfn(m, page), prot);
+}
+
+/* ---- the PTE fault path ---- */
+static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	struct folio *folio;
+	pte_t entry;
+
+	/* Use the zero page for reads. */
+	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+		entry = pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot));
+		set_pte(vmf->pte, entry);
+		return 0;
+	}
+	if (anon_vma_prepare(vma))
+		return VM_FAULT_OOM;
+	folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	if (!folio)
+		return VM_FAULT_OOM;
+	entry = mk_pte(m, (struct page *)folio, vma->vm_page_prot);
+	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+	add_mm_counter(mm, MM_ANONPAGES, 1);
+	folio_add_new_anon_rmap(folio, vma, vmf->address, false);
+	set_pte(vmf->pte, entry);
+	return 0;
+}
+
+/*
+ * __wp_can_reuse_large_anon_folio: a PTE-mapped large folio may be reused
+ * when every reference is a mapping and every mapping is this process's.
+ * A folio with one page mapped is better copied (and freed).
+ */
+static bool wp_can_reuse_large_anon_folio(struct folio *folio)
+{
+	if (folio_mapcount(folio) <= 1)
+		return false;
+	if (folio_maybe_mapped_shared(folio))
+		return false;
+	return folio_mapcount(folio) == folio_ref_count(folio);
+}
+
+static bool wp_can_reuse_anon_folio(struct folio *folio)
+{
+	if (folio_test_large(folio))
+		return wp_can_reuse_large_anon_folio(folio);
+	/* the only reference is our mapping's */
+	return folio_ref_count(folio) == 1;
+}
+
+/* Copy-on-write into a new page: zeroed when the old one is the zero page. */
+static vm_fault_t wp_page_copy(struct vm_fault *vmf, struct page *old_page)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	struct folio *new_folio;
+	pte_t entry;
+
+	if (anon_vma_prepare(vma))
+		return VM_FAULT_OOM;
+	new_folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | (old_page ? 0 : __GFP_ZERO), 0);
+	if (!new_folio)
+		return VM_FAULT_OOM;
+	if (old_page)
+		copy_page_bytes(m, (struct page *)new_folio, old_page);
+	entry = mk_pte(m, (struct page *)new_folio, vma->vm_page_prot);
+	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+	if (!old_page)
+		add_mm_counter(mm, MM_ANONPAGES, 1);
+	folio_add_new_anon_rmap(new_folio, vma, vmf->address, false);
+	set_pte(vmf->pte, entry);
+	if (old_page) {
+		struct folio *old_folio = page_folio(m, old_page);
+
+		folio_remove_rmap_ptes(old_folio, old_page, 1, vma);
+		folio_put(m, mm, old_folio);
+	}
+	return 0;
+}
+
+vm_fault_t do_wp_page(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct page *page = vm_normal_page(vma, vmf->orig_pte);
+
+	if (page) {
+		struct folio *folio = page_folio(vma->vm_mm->m, page);
+
+		VM_BUG_ON_PAGE(!folio_test_anon(folio), vma->vm_mm->m, page);
+		if (PageAnonExclusive(page) || wp_can_reuse_anon_folio(folio)) {
+			pte_t entry;
+
+			if (!PageAnonExclusive(page))
+				SetPageAnonExclusive(page);
+			/* wp_page_reuse */
+			entry = pte_mkyoung(vmf->orig_pte);
+			entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+			set_pte(vmf->pte, entry);
+			return 0;
+		}
+	}
+	return wp_page_copy(vmf, page);
+}
+
+static vm_fault_t handle_pte_fault(struct vm_fault *vmf)
+{
+	struct mm_struct *mm = vmf->vma->vm_mm;
+	pte_t entry;
+
+	if (pmd_none(pmdp_get(vmf->pmd)) && __pte_alloc(mm, vmf->pmd))
+		return VM_FAULT_OOM;
+	vmf->pte = pte_offset(mm->m, vmf->pmd, vmf->address);
+	entry = ptep_get(vmf->pte);
+	vmf->orig_pte = entry;
+	if (pte_none(entry))
+		return do_anonymous_page(vmf);
+	if ((vmf->flags & FAULT_FLAG_WRITE) && !pte_write(entry))
+		return do_wp_page(vmf);
+	entry = pte_mkyoung(entry);
+	if (vmf->flags & FAULT_FLAG_WRITE)
+		entry = pte_mkdirty(entry);
+	set_pte(vmf->pte, entry);
+	return 0;
+}
+
+vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigned flags)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct vm_fault vmf = {
+		.vma = vma,
+		.address = address & PAGE_MASK,
+		.flags = flags,
+	};
+	vm_fault_t ret;
+
+	count_vm_event(mm->m, mm, THPS_VM_pgfault);
+	vmf.pmd = pmd_alloc_walk(mm, address);
+	if (!vmf.pmd)
+		return VM_FAULT_OOM;
+	vmf.orig_pmd = pmdp_get(vmf.pmd);
+	if (pmd_none(vmf.orig_pmd) && thp_vma_allowable_pmd(vma, vma->vm_flags)) {
+		ret = do_huge_pmd_anonymous_page(&vmf);
+		if (!(ret & VM_FAULT_FALLBACK))
+			return ret;
+	} else if (pmd_trans_huge(vmf.orig_pmd)) {
+		if ((flags & FAULT_FLAG_WRITE) && !pmd_write(vmf.orig_pmd)) {
+			ret = do_huge_pmd_wp_page(&vmf);
+			if (!(ret & VM_FAULT_FALLBACK))
+				return ret;
+		} else {
+			/* touch_pmd: a spurious fault; just mark it young */
+			pmd_t e = pmd_mkyoung(vmf.orig_pmd);
+
+			if (flags & FAULT_FLAG_WRITE)
+				e = pmd_mkdirty(e);
+			set_pmd(vmf.pmd, e);
+			return 0;
+		}
+	}
+	return handle_pte_fault(&vmf);
+}
+
+/* ---- zap ---- */
+static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	pte_t *pte = pte_offset(m, pmd, addr);
+
+	for (; addr < end; addr += PAGE_SIZE, pte++) {
+		pte_t entry = ptep_get(pte);
+		struct page *page;
+		struct folio *folio;
+
+		if (pte_none(entry))
+			continue;
+		pte_clear(pte);
+		page = vm_normal_page(vma, entry);
+		if (!page)
+			continue; /* the zero page */
+		folio = page_folio(m, page);
+		add_mm_counter(mm, MM_ANONPAGES, -1);
+		folio_remove_rmap_ptes(folio, page, 1, vma);
+		folio_put(m, mm, folio);
+	}
+}
+
+void zap_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end, bool reclaim_pt)
+{
+	struct mm_struct *mm = vma->vm_mm;
+
+	VM_BUG_ON_VMA(start < vma->vm_start || end > vma->vm_end, vma);
+	for (uint64_t addr = start, next; addr < end; addr = next) {
+		pmd_t *pmd = pmd_walk(mm, addr);
+		pmd_t v;
+
+		next = pmd_addr_end(addr, end);
+		if (!pmd)
+			continue;
+		v = pmdp_get(pmd);
+		if (pmd_none(v))
+			continue;
+		if (pmd_trans_huge(v)) {
+			if (next - addr != HPAGE_PMD_SIZE)
+				__split_huge_pmd(vma, pmd, addr);
+			else if (zap_huge_pmd(vma, pmd, addr))
+				continue;
+		}
+		zap_pte_range(vma, pmd, addr, next);
+		/* CONFIG_PT_RECLAIM: MADV_DONTNEED frees a table it emptied */
+		if (reclaim_pt)
+			try_to_free_pte(mm, pmd);
+	}
+}
+
+/* ---- fork ---- */
+static int copy_pte_range(struct vm_area_struct *dst_vma, struct vm_area_struct *src_vma,
+			  pmd_t *dst_pmd, pmd_t *src_pmd, uint64_t addr, uint64_t end)
+{
+	struct mm_struct *dst_mm = dst_vma->vm_mm, *src_mm = src_vma->vm_mm;
+	struct thps_machine *m = src_mm->m;
+	pte_t *src_pte, *dst_pte;
+
+	if (pmd_none(pmdp_get(dst_pmd)) && __pte_alloc(dst_mm, dst_pmd))
+		return -ENOMEM;
+	src_pte = pte_offset(m, src_pmd, addr);
+	dst_pte = pte_offset(m, dst_pmd, addr);
+	for (; addr < end; addr += PAGE_SIZE, src_pte++, dst_pte++) {
+		pte_t pte = ptep_get(src_pte);
+		struct page *page;
+
+		if (pte_none(pte))
+			continue;
+		page = vm_normal_page(src_vma, pte);
+		if (page) {
+			struct folio *folio = page_folio(m, page);
+
+			folio_get(folio);
+			folio_dup_anon_rmap_ptes(folio, page, 1, dst_vma);
+			add_mm_counter(dst_mm, MM_ANONPAGES, 1);
+		}
+		/* a COW mapping: both sides lose write access */
+		if (pte_write(pte)) {
+			set_pte(src_pte, pte_wrprotect(pte));
+			pte = pte_wrprotect(pte);
+		}
+		set_pte(dst_pte, pte_mkold(pte));
+	}
+	return 0;
+}
+
+int copy_page_range(struct vm_area_struct *dst_vma, struct vm_area_struct *src_vma)
+{
+	struct mm_struct *dst_mm = dst_vma->vm_mm, *src_mm = src_vma->vm_mm;
+
+	/* vma_needs_copy: without an anon_vma there is nothing a fault would
+	 * not recreate (zero pages only) */
+	if (!src_vma->anon_vma)
+		return 0;
+	for (uint64_t addr = src_vma->vm_start, next; addr < src_vma->vm_end; addr = next) {
+		pmd_t *src_pmd = pmd_walk(src_mm, addr), *dst_pmd;
+		int err;
+
+		next = pmd_addr_end(addr, src_vma->vm_end);
+		if (!src_pmd || pmd_none(pmdp_get(src_pmd)))
+			continue;
+		dst_pmd = pmd_alloc_walk(dst_mm, addr);
+		if (!dst_pmd)
+			return -ENOMEM;
+		if (pmd_trans_huge(pmdp_get(src_pmd))) {
+			VM_BUG_ON(next - addr != HPAGE_PMD_SIZE);
+			err = copy_huge_pmd(dst_mm, src_mm, dst_pmd, src_pmd, addr, dst_vma, src_vma);
+			if (err)
+				return err;
+			continue;
+		}
+		err = copy_pte_range(dst_vma, src_vma, dst_pmd, src_pmd, addr, next);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * mmap.c - mmap, munmap, brk and address-space teardown (mirrors mm/mmap.c,
+ * mm/vma.c's unmapping half and mm/util.c).
+ *
+ * Entry points: thps_mmap, thps_munmap, thps_brk (the system calls, which
+ * take the process lock), do_munmap, unmap_region and exit_mmap (used by
+ * mremap and exit).
+ *
+ * Only anonymous private memory is modelled; a shared or file mapping is
+ * refused with -EOPNOTSUPP and a message saying so.  Addresses are chosen
+ * top-down below mmap_base as Linux does, and an anonymous mapping whose
+ * length is a multiple of 2 MiB is placed on a 2 MiB boundary
+ * (__get_unmapped_area's THP alignment, Linux 6.7 and later).
+ *
+ * munmap splits the VMAs at the ends of the range (a huge PMD that straddles
+ * an end is split first), zaps what the range maps, then frees the page
+ * tables that no VMA needs any more: those wholly inside the gap between the
+ * remaining neighbours (free_pgtables with floor and ceiling).
+ */
+#include <stdarg.h>
+
+#include "internal.h"
+
+#define MMAP_BASE 0x7f0000000000ULL
+#define MMAP_MIN_ADDR 0x10000ULL
+#define BRK_BASE 0x555555559000ULL
+
+int machine_error(struct thps_machine *m, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	spin_lock(&m->err_lock);
+	va_start(ap, fmt);
+	vsnprintf(m->errbuf, sizeof(m->errbuf), fmt, ap);
+	va_end(ap);
+	spin_unlock(&m->err_lock);
+	return err;
+}
+
+const char *thps_last_error(thps_machine *m)
+{
+	return m->errbuf;
+}
+
+/* protection_map[] of x86-64: private writable mappings are read-only in
+ * their entries until a write fault (copy-on-write) makes them writable. */
+pgprot_t vm_get_page_prot(uint64_t vm_flags)
+{
+	pteval_t v;
+
+	if (!(vm_flags & VM_ACCESS_FLAGS))
+		return (pgprot_t){ _PAGE_PROTNONE | _PAGE_ACCESSED };
+	v = _PAGE_PRESENT | _PAGE_USER | _PAGE_ACCESSED;
+	if (!(vm_flags & VM_EXEC))
+		v |= _PAGE_NX;
+	if ((vm_flags & (VM_WRITE | VM_SHARED)) == (VM_WRITE | VM_SHARED))
+		v |= _PAGE_RW;
+	return (pgprot_t){ v };
+}
+
+void vma_set_page_prot(struct vm_area_struct *vma)
+{
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+}
+
+static uint64_t calc_vm_prot_bits(int prot)
+{
+	return ((prot & THPS_PROT_READ) ? VM_READ : 0) | ((prot & THPS_PROT_WRITE) ? VM_WRITE : 0) |
+	       ((prot & THPS_PROT_EXEC) ? VM_EXEC : 0);
+}
+
+static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
+{
+	struct vm_area_struct *v = find_vma(mm, addr);
+
+	return addr >= MMAP_MIN_ADDR && addr + len <= TASK_SIZE && (!v || v->vm_start >= addr + len);
+}
+
+/* Top-down search for a gap of len bytes aligned to "align". 0 if none. */
+uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, uint64_t align)
+{
+	uint64_t high = mm->mmap_base;
+	struct vm_area_struct *v = find_vma(mm, high - 1);
+
+	/* v is the first VMA ending above high-1; walk down from below it */
+	if (v && v->vm_start >= high)
+		v = v->vm_prev;
+	else if (!v)
+		for (v = mm->mmap; v && v->vm_next; v = v->vm_next)
+			;
+	for (;;) {
+		uint64_t gap_end = high, gap_start = MMAP_MIN_ADDR, addr;
+
+		if (v) {
+			if (v->vm_end < gap_end)
+				gap_start = v->vm_end;
+			else
+				gap_start = gap_end; /* v reaches into [.., high) */
+		}
+		if (gap_end >= gap_start + len) {
+			addr = ALIGN_DOWN(gap_end - len, align);
+			if (addr >= gap_start)
+				return addr;
+		}
+		if (!v)
+			return 0;
+		high = v->vm_start < high ? v->vm_start : high;
+		v = v->vm_prev;
+	}
+}
+
+/* Fault every page in, as MAP_POPULATE does (write faults when writable). */
+static int populate_range(struct mm_struct *mm, uint64_t start, uint64_t end)
+{
+	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
+		struct vm_area_struct *vma = vma_lookup(mm, a);
+		unsigned flags;
+		vm_fault_t ret;
+
+		if (!vma || !(vma->vm_flags & VM_ACCESS_FLAGS))
+			continue;
+		flags = (vma->vm_flags & VM_WRITE) ? FAULT_FLAG_WRITE : 0;
+		ret = handle_mm_fault(vma, a, flags);
+		if (ret & VM_FAULT_OOM)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, int flags,
+		   uint64_t *out)
+{
+	struct thps_machine *m = mm->m;
+	struct vm_area_struct *vma;
+	uint64_t vm_flags;
+	int err;
+
+	if (!len)
+		return machine_error(m, -EINVAL, "mmap: length 0");
+	if (len > TASK_SIZE)
+		return machine_error(m, -ENOMEM, "mmap: length %#llx exceeds the address space",
+				     (unsigned long long)len);
+	len = PAGE_ALIGN(len);
+	if (prot & ~(THPS_PROT_READ | THPS_PROT_WRITE | THPS_PROT_EXEC))
+		return machine_error(m, -EINVAL, "mmap: unknown protection bits %#x", prot);
+	if ((flags & (THPS_MAP_SHARED | THPS_MAP_PRIVATE)) != THPS_MAP_PRIVATE)
+		return machine_error(m, -EOPNOTSUPP,
+				     "mmap: only private mappings are modelled (flags %#x)", flags);
+	if (!(flags & THPS_MAP_ANONYMOUS))
+		return machine_error(m, -EOPNOTSUPP,
+				     "mmap: only anonymous mappings are modelled (flags %#x)", flags);
+	if (flags & (THPS_MAP_FIXED | THPS_MAP_FIXED_NOREPLACE)) {
+		if (!IS_ALIGNED(addr, PAGE_SIZE))
+			return machine_error(m, -EINVAL, "mmap: fixed address %#llx not page aligned",
+					     (unsigned long long)addr);
+		if (addr < MMAP_MIN_ADDR || addr + len > TASK_SIZE || addr + len < addr)
+			return machine_error(m, -ENOMEM, "mmap: fixed range %#llx+%#llx outside user space",
+					     (unsigned long long)addr, (unsigned long long)len);
+		if ((flags & THPS_MAP_FIXED_NOREPLACE) && !range_free(mm, addr, len))
+			return machine_error(m, -EEXIST, "mmap: %#llx+%#llx overlaps a mapping",
+					     (unsigned long long)addr, (unsigned long long)len);
+	} else {
+		uint64_t align = IS_ALIGNED(len, PMD_SIZE) ? PMD_SIZE : PAGE_SIZE;
+
+		addr = PAGE_ALIGN(addr);
+		if (!addr || !range_free(mm, addr, len))
+			addr = get_unmapped_area(mm, len, align);
+		if (!addr)
+			return machine_error(m, -ENOMEM, "mmap: no room for %#llx bytes",
+					     (unsigned long long)len);
+	}
+	vm_flags = calc_vm_prot_bits(prot) | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC;
+	if (flags & THPS_MAP_GROWSDOWN)
+		vm_flags |= VM_GROWSDOWN;
+	vm_flags |= (flags & THPS_MAP_NORESERVE) ? VM_NORESERVE : ((prot & THPS_PROT_WRITE) ? VM_ACCOUNT : 0);
+
+	vma = vm_area_alloc(mm);
+	if (!vma)
+		return -ENOMEM;
+	if (flags & THPS_MAP_FIXED) {
+		err = do_munmap(mm, addr, len);
+		if (err) {
+			vm_area_free(vma);
+			return err;
+		}
+	}
+	vma->vm_start = addr;
+	vma->vm_end = addr + len;
+	vma->vm_pgoff = addr >> PAGE_SHIFT;
+	vma->vm_flags = vm_flags;
+	vma_set_page_prot(vma);
+	vma_link(mm, vma);
+	vma = vma_merge_neighbours(vma);
+	*out = addr;
+	if (flags & THPS_MAP_POPULATE)
+		populate_range(mm, addr, addr + len); /* failure leaves it partly populated */
+	return 0;
+}
+
+int thps_mmap(thps_proc *p, uint64_t addr, uint64_t len, int prot, int flags, uint64_t *out_addr)
+{
+	uint64_t a = 0;
+	int err;
+
+	mm_lock(&p->mm);
+	err = do_mmap(&p->mm, addr, len, prot, flags, &a);
+	mm_unlock(&p->mm);
+	if (out_addr)
+		*out_addr = err ? 0 : a;
+	return err;
+}
+
+int do_munmap(struct mm_struct *mm, uint64_t start, uint64_t len)
+{
+	struct thps_machine *m = mm->m;
+	struct vm_area_struct *vma, *prev, *next;
+	uint64_t end;
+	int err;
+
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
+		return machine_error(m, -EINVAL, "munmap: bad range %#llx+%#llx",
+				     (unsigned long long)start, (unsigned long long)len);
+	len = PAGE_ALIGN(len);
+	if (!len)
+		return machine_error(m, -EINVAL, "munmap: length 0");
+	end = start + len;
+	vma = find_vma(mm, start);
+	if (!vma || vma->vm_start >= end)
+		return 0;
+	/* split at both ends first; on failure nothing has been unmapped */
+	if (vma->vm_start < start) {
+		err = split_vma(vma, start, 0);
+		if (err)
+			return err;
+		vma = vma->vm_next;
+	}
+	{
+		struct vm_area_struct *last = find_vma(mm, end - 1);
+
+		if (last && last->vm_start < end && last->vm_end > end) {
+			err = split_vma(last, end, 0);
+			if (err)
+				return err;
+		}
+	}
+	prev = vma->vm_prev;
+	update_hiwater_rss(mm);
+	while (vma && vma->vm_start < end) {
+		next = vma->vm_next;
+		zap_page_range_vma(vma, vma->vm_start, vma->vm_end, false);
+		vma_unlink(mm, vma);
+		vm_area_free(vma);
+		vma = next;
+	}
+	free_pgd_range(mm, start, end, prev ? prev->vm_end : 0, vma ? vma->vm_start : 0);
+	return 0;
+}
+
+int thps_munmap(thps_proc *p, uint64_t addr, uint64_t len)
+{
+	int err;
+
+	mm_lock(&p->mm);
+	err = do_munmap(&p->mm, addr, len);
+	mm_unlock(&p->mm);
+	return err;
+}
+
+void exit_mmap(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma = mm->mmap;
+
+	update_hiwater_rss(mm);
+	while (vma) {
+		struct vm_area_struct *next = vma->vm_next;
+
+		zap_page_range_vma(vma, vma->vm_start, vma->vm_end, false);
+		vma_unlink(mm, vma);
+		vm_area_free(vma);
+		vma = next;
+	}
+	free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
+}
+
+/* ---- brk ---- */
+static int do_brk(struct mm_struct *mm, uint64_t newbrk)
+{
+	uint64_t old = PAGE_ALIGN(mm->brk), new_ = PAGE_ALIGN(newbrk);
+	struct vm_area_struct *vma, *prev;
+
+	if (newbrk < mm->start_brk)
+		return -ENOMEM;
+	if (new_ == old) {
+		mm->brk = newbrk;
+		return 0;
+	}
+	if (new_ < old) {
+		int err = do_munmap(mm, new_, old - new_);
+
+		if (!err)
+			mm->brk = newbrk;
+		return err;
+	}
+	if (!range_free(mm, old, new_ - old))
+		return -ENOMEM;
+	prev = vma_lookup(mm, old - 1);
+	if (prev && prev->vm_end == old && prev->vm_flags == (VM_READ | VM_WRITE | VM_MAYREAD |
+							   VM_MAYWRITE | VM_MAYEXEC | VM_ACCOUNT)) {
+		/* do_brk_flags: expand the heap VMA in place */
+		mm->total_vm += (int64_t)((new_ - old) >> PAGE_SHIFT);
+		prev->vm_end = new_;
+		vma_merge_neighbours(prev);
+	} else {
+		vma = vm_area_alloc(mm);
+		if (!vma)
+			return -ENOMEM;
+		vma->vm_start = old;
+		vma->vm_end = new_;
+		vma->vm_pgoff = old >> PAGE_SHIFT;
+		vma->vm_flags = VM_READ | VM_WRITE | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC | VM_ACCOUNT;
+		vma_set_page_prot(vma);
+		vma_link(mm, vma);
+		vma_merge_neighbours(vma);
+	}
+	mm->brk = newbrk;
+	return 0;
+}
+
+int thps_brk(thps_proc *p, uint64_t addr, uint64_t *out)
+{
+	struct mm_struct *mm = &p->mm;
+	int err = 0;
+
+	mm_lock(mm);
+	if (addr)
+		err = do_brk(mm, addr);
+	if (out)
+		*out = mm->brk;
+	mm_unlock(mm);
+	/* brk() reports failure by returning the old break, as Linux does */
+	return err == -ENOMEM ? 0 : err;
+}
+
+void mmap_init_layout(struct mm_struct *mm)
+{
+	mm->mmap_base = MMAP_BASE;
+	mm->start_brk = mm->brk = BRK_BASE;
+}

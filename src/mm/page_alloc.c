@@ -1,0 +1,487 @@
+/*
+ * page_alloc.c - simulated physical memory and its buddy allocator
+ * (mirrors mm/page_alloc.c).
+ *
+ * Every 4 KiB frame has 32 bytes of metadata (struct page) and 4 KiB of
+ * host bytes.  Both arrays are reserved once with MAP_NORESERVE and the host
+ * commits them lazily, so a 64 GiB machine costs what it touches.
+ *
+ * The buddy allocator keeps free blocks of orders 0..MAX_PAGE_ORDER on
+ * lists threaded through the metadata, splits the smallest block that fits
+ * and merges a freed block with its buddy, so a huge-page allocation really
+ * fails when memory is full or fragmented.  Memory never handed out yet is
+ * the "wilderness": free, but carved into max-order blocks only when the
+ * lists run dry, which keeps the host from touching metadata it never needs.
+ *
+ * Each process caches order-0 frames (Linux does it per CPU) so that
+ * independent processes on different threads rarely meet on the zone lock.
+ * A failed allocation drains those caches and runs the shrinkers before it
+ * gives up, as direct reclaim does; injected failures are final.
+ *
+ * Frames remember whether their bytes are known to be zero (PG_zeroed), so a
+ * zeroed allocation writes only frames that were written before.
+ */
+#include <sys/mman.h>
+
+#include "internal.h"
+
+_Static_assert(sizeof(struct page) == 32, "struct page is 32 bytes");
+_Static_assert(sizeof(struct folio) == 3 * sizeof(struct page), "folio overlays page[0..2]");
+_Static_assert(offsetof(struct folio, _flags_1) == sizeof(struct page), "page[1] flags");
+_Static_assert(offsetof(struct folio, _mapcount_1) ==
+		       sizeof(struct page) + offsetof(struct page, _mapcount),
+	       "page[1] keeps its own mapcount");
+_Static_assert(offsetof(struct folio, _head_1) ==
+		       sizeof(struct page) + offsetof(struct page, compound_head),
+	       "page[1] keeps its compound_head");
+_Static_assert(offsetof(struct folio, _flags_2) == 2 * sizeof(struct page), "page[2] flags");
+_Static_assert(offsetof(struct folio, _mapcount_2) ==
+		       2 * sizeof(struct page) + offsetof(struct page, _mapcount),
+	       "page[2] keeps its own mapcount");
+_Static_assert(offsetof(struct folio, _head_2) ==
+		       2 * sizeof(struct page) + offsetof(struct page, compound_head),
+	       "page[2] keeps its compound_head");
+
+static void *map_reserve(uint64_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- free lists ---- */
+static void list_add_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
+{
+	struct page *page = pfn_to_page(m, pfn);
+
+	page->lru.prev = NO_PFN;
+	page->lru.next = *head;
+	if (*head != NO_PFN)
+		pfn_to_page(m, *head)->lru.prev = pfn;
+	*head = pfn;
+}
+
+static void list_del_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
+{
+	struct page *page = pfn_to_page(m, pfn);
+
+	if (page->lru.prev != NO_PFN)
+		pfn_to_page(m, page->lru.prev)->lru.next = page->lru.next;
+	else
+		*head = page->lru.next;
+	if (page->lru.next != NO_PFN)
+		pfn_to_page(m, page->lru.next)->lru.prev = page->lru.prev;
+	page->lru.next = page->lru.prev = NO_PFN;
+}
+
+static void add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
+{
+	struct page *page = pfn_to_page(m, pfn);
+
+	page->order = (uint8_t)order;
+	SetPageBuddy(page);
+	list_add_pfn(m, &m->zone.free_area[order].head, pfn);
+	m->zone.free_area[order].nr_free++;
+}
+
+static void del_from_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
+{
+	struct page *page = pfn_to_page(m, pfn);
+
+	list_del_pfn(m, &m->zone.free_area[order].head, pfn);
+	ClearPageBuddy(page);
+	page->order = 0;
+	m->zone.free_area[order].nr_free--;
+}
+
+/* Hand a never-used block from the wilderness to the free lists. */
+static bool carve_wilderness(struct thps_machine *m)
+{
+	uint64_t pfn = m->zone.wilderness;
+	unsigned order = MAX_PAGE_ORDER;
+
+	if (pfn >= m->nr_frames)
+		return false;
+	while (order && (!IS_ALIGNED(pfn, 1UL << order) || pfn + (1UL << order) > m->nr_frames))
+		order--;
+	m->zone.wilderness = pfn + (1UL << order);
+	for (uint64_t i = 0; i < (1UL << order); i++)
+		SetPageZeroed(pfn_to_page(m, pfn + i));
+	add_to_free_list(m, (uint32_t)pfn, order);
+	return true;
+}
+
+/* __free_one_page: merge with free buddies, then list the block. Zone lock held. */
+static void __free_one_page(struct thps_machine *m, uint64_t pfn, unsigned order)
+{
+	while (order < MAX_PAGE_ORDER) {
+		uint64_t buddy_pfn = pfn ^ (1UL << order);
+		struct page *buddy;
+
+		if (buddy_pfn >= m->zone.wilderness)
+			break;
+		buddy = pfn_to_page(m, buddy_pfn);
+		if (!PageBuddy(buddy) || buddy->order != order)
+			break;
+		del_from_free_list(m, (uint32_t)buddy_pfn, order);
+		pfn &= ~(1UL << order);
+		order++;
+	}
+	add_to_free_list(m, (uint32_t)pfn, order);
+}
+
+/* __rmqueue_smallest: the smallest free block that fits, split down. */
+static int64_t __rmqueue(struct thps_machine *m, unsigned order)
+{
+	for (;;) {
+		for (unsigned o = order; o <= MAX_PAGE_ORDER; o++) {
+			uint32_t pfn = m->zone.free_area[o].head;
+
+			if (pfn == NO_PFN)
+				continue;
+			del_from_free_list(m, pfn, o);
+			/* expand(): give back the upper halves */
+			while (o > order) {
+				o--;
+				add_to_free_list(m, pfn + (1U << o), o);
+			}
+			return pfn;
+		}
+		if (!carve_wilderness(m))
+			return -1;
+	}
+}
+
+/* ---- failure injection ---- */
+static bool should_fail_alloc(struct thps_machine *m, gfp_t gfp)
+{
+	struct fail_inject *f = &m->fail;
+	int cls = (gfp & __GFP_PGTABLE) ? THPS_ALLOC_PGTABLE : THPS_ALLOC_PAGE;
+	bool fail = false;
+
+	if (likely(!READ_ONCE(m->fail_counting)) || (gfp & __GFP_NOFAIL_INJ))
+		return false;
+	spin_lock(&m->fail_lock);
+	f->count[cls]++;
+	f->count[THPS_ALLOC_ANY]++;
+	for (int c = cls;; c = THPS_ALLOC_ANY) {
+		if (f->fail_at[c] &&
+		    (f->count[c] == f->fail_at[c] || (f->sticky[c] && f->count[c] > f->fail_at[c])))
+			fail = true;
+		if (c == THPS_ALLOC_ANY)
+			break;
+	}
+	spin_unlock(&m->fail_lock);
+	return fail;
+}
+
+void thps_fail_alloc(thps_machine *m, enum thps_alloc_class cls, uint64_t nth, int sticky)
+{
+	if ((unsigned)cls >= THPS_NR_ALLOC_CLASSES)
+		return;
+	spin_lock(&m->fail_lock);
+	m->fail.fail_at[cls] = nth;
+	m->fail.sticky[cls] = sticky != 0;
+	if (nth)
+		m->fail.count[cls] = 0;
+	spin_unlock(&m->fail_lock);
+	WRITE_ONCE(m->fail_counting, true);
+}
+
+uint64_t thps_alloc_count(thps_machine *m, enum thps_alloc_class cls)
+{
+	uint64_t n = 0;
+
+	if ((unsigned)cls >= THPS_NR_ALLOC_CLASSES)
+		return 0;
+	spin_lock(&m->fail_lock);
+	n = m->fail.count[cls];
+	spin_unlock(&m->fail_lock);
+	return n;
+}
+
+/* ---- bytes ---- */
+void clear_page_bytes(struct thps_machine *m, struct page *page)
+{
+	if (!PageZeroed(page)) {
+		memset(page_address(m, page), 0, PAGE_SIZE);
+		SetPageZeroed(page);
+	}
+}
+
+void copy_page_bytes(struct thps_machine *m, struct page *dst, const struct page *src)
+{
+	if (PageZeroed(src)) {
+		clear_page_bytes(m, dst);
+		return;
+	}
+	memcpy(page_address(m, dst), page_address(m, src), PAGE_SIZE);
+	page_bytes_dirtied(dst);
+}
+
+bool page_bytes_zero(struct thps_machine *m, const struct page *page)
+{
+	return PageZeroed(page) || page_bytes_zero_raw(m, page);
+}
+
+bool page_bytes_zero_raw(struct thps_machine *m, const struct page *page)
+{
+	const uint64_t *w = page_address(m, page);
+
+	for (size_t i = 0; i < PAGE_SIZE / sizeof(*w); i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/* ---- per-process caches ---- */
+static void pcp_push(struct thps_machine *m, struct per_cpu_pages *pcp, uint32_t pfn)
+{
+	SetPagePcp(pfn_to_page(m, pfn));
+	list_add_pfn(m, &pcp->head, pfn);
+	pcp->count++;
+}
+
+static uint32_t pcp_pop(struct thps_machine *m, struct per_cpu_pages *pcp)
+{
+	uint32_t pfn = pcp->head;
+
+	list_del_pfn(m, &pcp->head, pfn);
+	ClearPagePcp(pfn_to_page(m, pfn));
+	pcp->count--;
+	return pfn;
+}
+
+/* Give "count" frames of the cache back to the buddy lists. pcp lock held. */
+static void free_pcppages_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
+{
+	spin_lock(&m->zone.lock);
+	while (count-- > 0 && pcp->head != NO_PFN) {
+		uint32_t pfn = pcp_pop(m, pcp);
+
+		__free_one_page(m, pfn, 0);
+		m->zone.nr_free_pages++;
+	}
+	spin_unlock(&m->zone.lock);
+}
+
+void drain_pcp(struct thps_machine *m, struct mm_struct *mm)
+{
+	spin_lock(&mm->pcp.lock);
+	free_pcppages_bulk(m, &mm->pcp, mm->pcp.count);
+	spin_unlock(&mm->pcp.lock);
+}
+
+void drain_all_pages(struct thps_machine *m)
+{
+	spin_lock(&m->proc_lock);
+	for (struct thps_proc *p = m->procs; p; p = p->next)
+		drain_pcp(m, &p->mm);
+	spin_unlock(&m->proc_lock);
+}
+
+uint64_t nr_free_pages(struct thps_machine *m)
+{
+	uint64_t n;
+
+	spin_lock(&m->zone.lock);
+	n = m->zone.nr_free_pages;
+	spin_unlock(&m->zone.lock);
+	spin_lock(&m->proc_lock);
+	for (struct thps_proc *p = m->procs; p; p = p->next)
+		n += (uint64_t)READ_ONCE(p->mm.pcp.count);
+	spin_unlock(&m->proc_lock);
+	return n;
+}
+
+/* ---- allocation ---- */
+static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, gfp_t gfp)
+{
+	struct page *page = pfn_to_page(m, pfn);
+	uint64_t nr = 1UL << order;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		struct page *p = page + i;
+
+		VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
+		p->flags &= 1U << PG_zeroed;
+		p->order = 0;
+		p->index = 0;
+		p->lru.next = p->lru.prev = NO_PFN;
+		if (gfp & __GFP_ZERO)
+			clear_page_bytes(m, p);
+	}
+	atomic_set(&page->_refcount, 1);
+	if ((gfp & __GFP_COMP) && order) {
+		struct folio *folio = (struct folio *)page;
+
+		SetPageHead(page);
+		page->order = (uint8_t)order;
+		for (uint64_t i = 1; i < nr; i++) {
+			SetPageTail(page + i);
+			page[i].compound_head = (uint32_t)pfn;
+		}
+		atomic_set(&folio->_entire_mapcount, 0);
+		atomic_set(&folio->_nr_pages_mapped, 0);
+		atomic_set(&folio->_large_mapcount, 0);
+		folio->_deferred_list.next = folio->_deferred_list.prev = NO_PFN;
+		folio->_mm_id_0 = folio->_mm_id_1 = 0;
+		folio->_mm_id_mapcount[0] = folio->_mm_id_mapcount[1] = 0;
+		folio->_mm_ids_shared = 0;
+	}
+	if (gfp & __GFP_PGTABLE)
+		SetPageTable(page);
+}
+
+static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned order)
+{
+	int64_t pfn;
+
+	if (order == 0 && mm) {
+		struct per_cpu_pages *pcp = &mm->pcp;
+
+		spin_lock(&pcp->lock);
+		if (pcp->head == NO_PFN) {
+			spin_lock(&m->zone.lock);
+			for (int i = 0; i < PCP_BATCH; i++) {
+				int64_t f = __rmqueue(m, 0);
+
+				if (f < 0)
+					break;
+				m->zone.nr_free_pages--;
+				pcp_push(m, pcp, (uint32_t)f);
+			}
+			spin_unlock(&m->zone.lock);
+		}
+		pfn = pcp->head == NO_PFN ? -1 : (int64_t)pcp_pop(m, pcp);
+		spin_unlock(&pcp->lock);
+		return pfn;
+	}
+	spin_lock(&m->zone.lock);
+	pfn = __rmqueue(m, order);
+	if (pfn >= 0)
+		m->zone.nr_free_pages -= 1UL << order;
+	spin_unlock(&m->zone.lock);
+	return pfn;
+}
+
+struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp, unsigned order)
+{
+	int64_t pfn;
+
+	VM_BUG_ON(order > MAX_PAGE_ORDER);
+	if (should_fail_alloc(m, gfp))
+		return NULL;
+	pfn = rmqueue(m, mm, order);
+	if (pfn < 0 && (gfp & __GFP_RECLAIM)) {
+		/* direct reclaim: caches back to the lists, shrinkers, retry */
+		drain_all_pages(m);
+		shrink_slab(m, mm);
+		pfn = rmqueue(m, mm, order);
+	}
+	if (pfn < 0)
+		return NULL;
+	prep_new_page(m, (uint64_t)pfn, order, gfp);
+	if (gfp & __GFP_PGTABLE)
+		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, 1);
+	return pfn_to_page(m, (uint64_t)pfn);
+}
+
+void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
+{
+	uint64_t pfn = page_to_pfn(m, page);
+	uint64_t nr = 1UL << order;
+
+	VM_BUG_ON_PAGE(PageReserved(page) || PageBuddy(page) || PageTail(page), m, page);
+	VM_BUG_ON_PAGE(!IS_ALIGNED(pfn, nr), m, page);
+	if (PageTable(page))
+		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, -1);
+	for (uint64_t i = 0; i < nr; i++) {
+		struct page *p = page + i;
+
+		VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
+		p->flags &= 1U << PG_zeroed;
+		atomic_set(&p->_refcount, 0);
+		p->order = 0;
+		p->index = 0;
+	}
+	if (order == 0 && mm) {
+		struct per_cpu_pages *pcp = &mm->pcp;
+
+		spin_lock(&pcp->lock);
+		pcp_push(m, pcp, (uint32_t)pfn);
+		if (pcp->count > PCP_HIGH)
+			free_pcppages_bulk(m, pcp, PCP_BATCH);
+		spin_unlock(&pcp->lock);
+		return;
+	}
+	spin_lock(&m->zone.lock);
+	__free_one_page(m, pfn, order);
+	m->zone.nr_free_pages += nr;
+	spin_unlock(&m->zone.lock);
+}
+
+void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs)
+{
+	if (atomic_add_return(-refs, &folio->_refcount) != 0) {
+		VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
+		return;
+	}
+	VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
+	if (folio_test_large(folio))
+		folio_undo_large_rmappable(m, folio);
+	free_pages(m, mm, (struct page *)folio, folio_order(folio));
+}
+
+void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio)
+{
+	folio_put_refs(m, mm, folio, 1);
+}
+
+/* ---- setup ---- */
+int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
+{
+	if (nr_frames < 2 * (1UL << MAX_PAGE_ORDER) || nr_frames > (uint64_t)NO_PFN)
+		return -EINVAL;
+	m->nr_frames = nr_frames;
+	m->ram = map_reserve(nr_frames << PAGE_SHIFT);
+	m->mem_map = map_reserve(nr_frames * sizeof(struct page));
+	if (!m->ram || !m->mem_map) {
+		page_alloc_exit(m);
+		return -ENOMEM;
+	}
+	spin_lock_init(&m->zone.lock);
+	for (int o = 0; o < NR_PAGE_ORDERS; o++) {
+		m->zone.free_area[o].head = NO_PFN;
+		m->zone.free_area[o].nr_free = 0;
+	}
+	/* Frame 0 is the shared zero page (the kernel keeps it in its image). */
+	m->zero_pfn = 0;
+	SetPageReserved(pfn_to_page(m, 0));
+	SetPageZeroed(pfn_to_page(m, 0));
+	m->totalram_pages = nr_frames - 1;
+	m->zone.nr_free_pages = m->totalram_pages;
+	/* Frames 1 .. the first max-order boundary go on the lists now. */
+	m->zone.wilderness = 1UL << MAX_PAGE_ORDER;
+	for (uint64_t pfn = 1; pfn < m->zone.wilderness;) {
+		unsigned order = (unsigned)__builtin_ctzll(pfn);
+
+		for (uint64_t i = 0; i < (1UL << order); i++)
+			SetPageZeroed(pfn_to_page(m, pfn + i));
+		add_to_free_list(m, (uint32_t)pfn, order);
+		pfn += 1UL << order;
+	}
+	return 0;
+}
+
+void page_alloc_exit(struct thps_machine *m)
+{
+	if (m->ram)
+		munmap(m->ram, m->nr_frames << PAGE_SHIFT);
+	if (m->mem_map)
+		munmap(m->mem_map, m->nr_frames * sizeof(struct page));
+	m->ram = NULL;
+	m->mem_map = NULL;
+	spin_lock_destroy(&m->zone.lock);
+}

@@ -1,0 +1,194 @@
+/*
+ * task_mmu.c - per-process figures as /proc/PID/smaps_rollup and
+ * /proc/PID/status show them, /proc/PID/pagemap for one address, and
+ * /proc/PID/maps (mirrors fs/proc/task_mmu.c).
+ *
+ * smaps_rollup walks the page tables: Rss counts pages mapped (a huge PMD
+ * 2048 kB), Pss shares each page among its mappers, Anonymous counts
+ * anonymous pages and AnonHugePages those mapped by a PMD.  The shared zero
+ * page and the huge zero page have no struct page to count
+ * (vm_normal_page*() returns NULL), so they are in nobody's Rss.
+ *
+ * status reads counters instead of walking: VmRSS and RssAnon from the
+ * process's MM_ANONPAGES, VmHWM its peak, VmPTE its page-table bytes.
+ */
+#include "internal.h"
+
+#define PSS_SHIFT 12
+
+struct mem_size_stats {
+	uint64_t resident, anonymous, anonymous_thp;
+	uint64_t shared_clean, shared_dirty, private_clean, private_dirty;
+	uint64_t pss, pss_anon; /* << PSS_SHIFT */
+};
+
+static void smaps_page_accumulate(struct mem_size_stats *mss, uint64_t size, uint64_t pss,
+				  bool dirty, bool private_)
+{
+	mss->pss += pss;
+	mss->pss_anon += pss;
+	if (private_) {
+		if (dirty)
+			mss->private_dirty += size;
+		else
+			mss->private_clean += size;
+	} else {
+		if (dirty)
+			mss->shared_dirty += size;
+		else
+			mss->shared_clean += size;
+	}
+}
+
+/* smaps_account: size bytes of page's folio mapped here (a PMD: the folio). */
+static void smaps_account(struct thps_machine *m, struct mem_size_stats *mss, struct page *page,
+			  bool compound, bool dirty)
+{
+	struct folio *folio = page_folio(m, page);
+	uint64_t nr = compound ? (uint64_t)folio_nr_pages(folio) : 1, size = nr << PAGE_SHIFT;
+
+	mss->resident += size;
+	mss->anonymous += size;
+	/* a folio with one reference is exclusively ours */
+	if (folio_ref_count(folio) == 1) {
+		smaps_page_accumulate(mss, size, size << PSS_SHIFT, dirty, true);
+		return;
+	}
+	for (uint64_t i = 0; i < nr; i++, page++) {
+		int mapcount = atomic_read(&page->_mapcount);
+		uint64_t pss = PAGE_SIZE << PSS_SHIFT;
+
+		if (folio_test_large(folio))
+			mapcount += folio_entire_mapcount(folio);
+		if (mapcount >= 2)
+			pss /= (uint64_t)mapcount;
+		smaps_page_accumulate(mss, PAGE_SIZE, pss, dirty, mapcount < 2);
+	}
+}
+
+static void smaps_walk(struct mm_struct *mm, struct mem_size_stats *mss)
+{
+	struct thps_machine *m = mm->m;
+
+	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
+		for (uint64_t addr = vma->vm_start, next; addr < vma->vm_end; addr = next) {
+			pmd_t *pmd = pmd_walk(mm, addr);
+			pmd_t v;
+
+			next = pmd_addr_end(addr, vma->vm_end);
+			if (!pmd || pmd_none(v = pmdp_get(pmd)))
+				continue;
+			if (pmd_trans_huge(v)) {
+				struct page *page = vm_normal_page_pmd(vma, v);
+
+				if (page) {
+					smaps_account(m, mss, page, true, pmd_dirty(v));
+					mss->anonymous_thp += HPAGE_PMD_SIZE;
+				}
+				continue;
+			}
+			for (; addr < next; addr += PAGE_SIZE) {
+				pte_t pte = ptep_get(pte_offset(m, pmd, addr));
+				struct page *page;
+
+				if (!pte_present(pte))
+					continue;
+				page = vm_normal_page(vma, pte);
+				if (page)
+					smaps_account(m, mss, page, false, pte_dirty(pte));
+			}
+		}
+	}
+}
+
+int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS])
+{
+	struct mm_struct *mm = &p->mm;
+	struct mem_size_stats mss = { 0 };
+	int64_t rss, hiwater;
+	const uint64_t kb = PAGE_SIZE >> 10;
+
+	mm_lock(mm);
+	smaps_walk(mm, &mss);
+	rss = get_mm_rss(mm);
+	hiwater = mm->hiwater_rss > rss ? mm->hiwater_rss : rss;
+	out[THPS_PROC_Rss] = mss.resident >> 10;
+	out[THPS_PROC_Pss] = (mss.pss >> PSS_SHIFT) >> 10;
+	out[THPS_PROC_Pss_Anon] = (mss.pss_anon >> PSS_SHIFT) >> 10;
+	out[THPS_PROC_Shared_Clean] = mss.shared_clean >> 10;
+	out[THPS_PROC_Shared_Dirty] = mss.shared_dirty >> 10;
+	out[THPS_PROC_Private_Clean] = mss.private_clean >> 10;
+	out[THPS_PROC_Private_Dirty] = mss.private_dirty >> 10;
+	out[THPS_PROC_Anonymous] = mss.anonymous >> 10;
+	out[THPS_PROC_AnonHugePages] = mss.anonymous_thp >> 10;
+	out[THPS_PROC_VmSize] = (uint64_t)mm->total_vm * kb;
+	out[THPS_PROC_VmRSS] = (uint64_t)rss * kb;
+	out[THPS_PROC_RssAnon] = (uint64_t)get_mm_counter(mm, MM_ANONPAGES) * kb;
+	out[THPS_PROC_VmHWM] = (uint64_t)hiwater * kb;
+	out[THPS_PROC_VmPTE] = (uint64_t)mm->pgtables_bytes >> 10;
+	mm_unlock(mm);
+	return 0;
+}
+
+int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out)
+{
+	struct mm_struct *mm = &p->mm;
+	struct thps_machine *m = mm->m;
+	pmd_t *pmd;
+	pmd_t v;
+	uint64_t pfn = 0;
+	bool present = false, writable = false, huge = false;
+
+	memset(out, 0, sizeof(*out));
+	mm_lock(mm);
+	pmd = addr < TASK_SIZE ? pmd_walk(mm, addr) : NULL;
+	if (pmd && !pmd_none(v = pmdp_get(pmd))) {
+		if (pmd_trans_huge(v)) {
+			present = pmd_present(v);
+			huge = true;
+			writable = pmd_write(v);
+			pfn = pmd_pfn(v) + ((addr >> PAGE_SHIFT) & (HPAGE_PMD_NR - 1));
+			out->huge_zero = is_huge_zero_pmd(m, v);
+		} else {
+			pte_t pte = ptep_get(pte_offset(m, pmd, addr));
+
+			present = pte_present(pte);
+			writable = pte_write(pte);
+			pfn = pte_pfn(pte);
+			out->zero_page = present && is_zero_pfn(m, pfn);
+		}
+	}
+	out->present = present;
+	out->writable = present && writable;
+	out->huge = present && huge;
+	out->pfn = present ? pfn : 0;
+	if (present && !out->zero_page && !out->huge_zero) {
+		struct page *page = pfn_to_page(m, pfn);
+
+		out->anon_exclusive = PageAnonExclusive(huge ? (struct page *)page_folio(m, page) : page);
+		out->mapcount = folio_mapcount(page_folio(m, page));
+	}
+	mm_unlock(mm);
+	return 0;
+}
+
+int thps_for_each_vma(thps_proc *p, thps_vma_fn fn, void *arg)
+{
+	struct mm_struct *mm = &p->mm;
+
+	mm_lock(mm);
+	for (struct vm_area_struct *v = mm->mmap; v; v = v->vm_next) {
+		char flags[64];
+		int prot = ((v->vm_flags & VM_READ) ? THPS_PROT_READ : 0) |
+			   ((v->vm_flags & VM_WRITE) ? THPS_PROT_WRITE : 0) |
+			   ((v->vm_flags & VM_EXEC) ? THPS_PROT_EXEC : 0);
+
+		snprintf(flags, sizeof(flags), "%c%c%cp%s%s", (prot & 1) ? 'r' : '-',
+			 (prot & 2) ? 'w' : '-', (prot & 4) ? 'x' : '-',
+			 (v->vm_flags & VM_HUGEPAGE) ? " hg" : "",
+			 (v->vm_flags & VM_NOHUGEPAGE) ? " nh" : "");
+		fn(arg, v->vm_start, v->vm_end, prot, flags);
+	}
+	mm_unlock(mm);
+	return 0;
+}

@@ -1,0 +1,368 @@
+/*
+ * types.h - every structure of the model, and the constants that size them.
+ *
+ * The names are Linux's (include/linux/mm_types.h, arch/x86's pgtable
+ * types, include/linux/mmzone.h) so that a reader who knows the kernel finds
+ * each thing where she expects it.  What the model leaves out of a kernel
+ * structure is simply absent; what it adds is marked "model:".
+ *
+ * Sizes derive from shifts: a 4 KiB page is 1 << PAGE_SHIFT, a PMD maps
+ * 1 << PMD_SHIFT, a huge page has HPAGE_PMD_NR subpages.
+ */
+#ifndef THPSIM_TYPES_H
+#define THPSIM_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "thpsim.h"
+
+/* ---- geometry: x86-64, four levels, 48-bit virtual addresses ---- */
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1UL << PAGE_SHIFT)
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+#define PMD_SHIFT 21
+#define PMD_SIZE (1UL << PMD_SHIFT)
+#define PMD_MASK (~(PMD_SIZE - 1))
+#define PUD_SHIFT 30
+#define PUD_SIZE (1UL << PUD_SHIFT)
+#define PUD_MASK (~(PUD_SIZE - 1))
+#define PGDIR_SHIFT 39
+#define PGDIR_SIZE (1UL << PGDIR_SHIFT)
+#define PTRS_PER_PTE (1 << (PMD_SHIFT - PAGE_SHIFT))
+#define PTRS_PER_PMD (1 << (PUD_SHIFT - PMD_SHIFT))
+#define PTRS_PER_PUD (1 << (PGDIR_SHIFT - PUD_SHIFT))
+#define PTRS_PER_PGD (1 << (48 - PGDIR_SHIFT))
+#define TASK_SIZE ((1UL << 47) - PAGE_SIZE)
+
+#define HPAGE_PMD_SHIFT PMD_SHIFT
+#define HPAGE_PMD_ORDER (HPAGE_PMD_SHIFT - PAGE_SHIFT)
+#define HPAGE_PMD_NR (1 << HPAGE_PMD_ORDER)
+#define HPAGE_PMD_SIZE (1UL << HPAGE_PMD_SHIFT)
+#define HPAGE_PMD_MASK (~(HPAGE_PMD_SIZE - 1))
+
+/* The buddy allocator's largest block, as on x86-64 (4 MiB). */
+#define MAX_PAGE_ORDER 10
+#define NR_PAGE_ORDERS (MAX_PAGE_ORDER + 1)
+
+#define PAGE_ALIGN(x) (((x) + PAGE_SIZE - 1) & PAGE_MASK)
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define ALIGN_UP(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((uint64_t)(a) - 1)) == 0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A frame number that names no frame (free-list ends, no huge zero page). */
+#define NO_PFN ((uint32_t)~0U)
+
+/* ---- page-table entries (arch/x86/include/asm/pgtable_types.h) ---- */
+typedef uint64_t pteval_t;
+typedef struct { pteval_t pte; } pte_t;
+typedef struct { pteval_t pmd; } pmd_t;
+typedef struct { pteval_t pud; } pud_t;
+typedef struct { pteval_t pgd; } pgd_t;
+typedef struct { pteval_t pgprot; } pgprot_t;
+
+#define _PAGE_BIT_PRESENT 0
+#define _PAGE_BIT_RW 1
+#define _PAGE_BIT_USER 2
+#define _PAGE_BIT_ACCESSED 5
+#define _PAGE_BIT_DIRTY 6
+#define _PAGE_BIT_PSE 7     /* a PMD that maps 2 MiB */
+#define _PAGE_BIT_GLOBAL 8  /* doubles as PROTNONE when not present */
+#define _PAGE_BIT_SPECIAL 9 /* software bit 1: no struct page to count */
+#define _PAGE_BIT_NX 63
+
+#define _PAGE_PRESENT (1ULL << _PAGE_BIT_PRESENT)
+#define _PAGE_RW (1ULL << _PAGE_BIT_RW)
+#define _PAGE_USER (1ULL << _PAGE_BIT_USER)
+#define _PAGE_ACCESSED (1ULL << _PAGE_BIT_ACCESSED)
+#define _PAGE_DIRTY (1ULL << _PAGE_BIT_DIRTY)
+#define _PAGE_PSE (1ULL << _PAGE_BIT_PSE)
+#define _PAGE_PROTNONE (1ULL << _PAGE_BIT_GLOBAL)
+#define _PAGE_SPECIAL (1ULL << _PAGE_BIT_SPECIAL)
+#define _PAGE_NX (1ULL << _PAGE_BIT_NX)
+#define PTE_PFN_MASK 0x000ffffffffff000ULL
+/* Bits pte_modify() keeps: the frame and the state hardware or the fault
+ * handler set (arch/x86 _PAGE_CHG_MASK). */
+#define _PAGE_CHG_MASK (PTE_PFN_MASK | _PAGE_ACCESSED | _PAGE_DIRTY | _PAGE_SPECIAL)
+#define _HPAGE_CHG_MASK (_PAGE_CHG_MASK | _PAGE_PSE)
+/* A table entry pointing to a lower-level table. */
+#define _PAGE_TABLE (_PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED | _PAGE_DIRTY)
+
+/* ---- VMA flags (include/linux/mm.h) ---- */
+#define VM_NONE 0x00000000UL
+#define VM_READ 0x00000001UL
+#define VM_WRITE 0x00000002UL
+#define VM_EXEC 0x00000004UL
+#define VM_SHARED 0x00000008UL
+#define VM_MAYREAD 0x00000010UL
+#define VM_MAYWRITE 0x00000020UL
+#define VM_MAYEXEC 0x00000040UL
+#define VM_GROWSDOWN 0x00000100UL
+#define VM_LOCKED 0x00002000UL
+#define VM_ACCOUNT 0x00100000UL
+#define VM_NORESERVE 0x00200000UL
+#define VM_HUGEPAGE 0x20000000UL
+#define VM_NOHUGEPAGE 0x40000000UL
+#define VM_ACCESS_FLAGS (VM_READ | VM_WRITE | VM_EXEC)
+/* Flags that must match for two VMAs to merge (all but these). */
+#define VM_IGNORE_MERGE 0UL
+
+/* ---- frame metadata (struct page / struct folio) ---- */
+
+/* Page flags.  Bit operations on them are atomic. */
+enum pageflags {
+	PG_buddy,            /* head of a free block in the buddy lists */
+	PG_pcp,              /* a free frame parked in a per-process cache */
+	PG_reserved,         /* the shared zero page: never allocated or freed */
+	PG_head,             /* first frame of a compound page (folio) */
+	PG_tail,             /* any other frame of a compound page */
+	PG_anon,             /* anonymous memory: on head or order-0 page */
+	PG_anon_exclusive,   /* per page: mapped by exactly one process */
+	PG_pgtable,          /* a page-table page */
+	PG_huge_zero,        /* the huge zero folio (head) */
+	PG_zeroed,           /* model: the frame's bytes are known to be zero */
+	PG_partially_mapped, /* folio (in page[1]): queued as partially mapped */
+	PG_deferred,         /* folio (in page[1]): on the deferred-split queue */
+	PG_mapcount_lock,    /* folio (in page[1]): bit lock for the mm-id slots */
+	NR_PAGEFLAGS
+};
+
+/*
+ * struct page: 32 bytes per 4 KiB frame.  Large folios keep their extra
+ * fields in the metadata of their second and third frames, as Linux's
+ * struct folio overlays page[0..3].  _mapcount counts from 0 (Linux
+ * counts from -1).
+ */
+struct page {
+	uint32_t flags;     /* PG_* bits */
+	atomic_t _refcount; /* head or order-0: mappings plus transient refs */
+	atomic_t _mapcount; /* PTE mappings of this very page */
+	uint8_t order;      /* PG_buddy: block order; PG_head: folio order */
+	uint8_t _pad[3];
+	struct {
+		uint32_t next, prev; /* buddy list, pcp list, deposit stack */
+	} lru;
+	union {
+		uint64_t index;         /* head/order-0 anon: linear page index */
+		uint32_t compound_head; /* tail: pfn of the head */
+	};
+};
+
+/*
+ * struct folio: a view of page[0..2] of a large folio.  Offsets are checked
+ * against struct page in page_alloc.c.
+ */
+struct folio {
+	/* page[0] */
+	uint32_t flags;
+	atomic_t _refcount;
+	atomic_t _mapcount;
+	uint8_t order;
+	uint8_t _pad0[3];
+	struct {
+		uint32_t next, prev;
+	} lru;
+	uint64_t index;
+	/* page[1] */
+	uint32_t _flags_1;
+	atomic_t _entire_mapcount;  /* PMD mappings */
+	atomic_t _mapcount_1;       /* page[1]'s own PTE mapcount */
+	atomic_t _nr_pages_mapped;  /* pages mapped by some PTE, + ENTIRELY_MAPPED */
+	struct {
+		uint32_t next, prev;
+	} _deferred_list;           /* deferred-split queue links */
+	uint32_t _head_1;
+	atomic_t _large_mapcount;   /* all mappings: a PMD counts 1, a PTE 1 */
+	/* page[2] */
+	uint32_t _flags_2;
+	uint32_t _mm_id_0;          /* up to two address spaces that map it... */
+	atomic_t _mapcount_2;
+	uint32_t _mm_id_1;
+	int32_t _mm_id_mapcount[2]; /* ...and the mappings each of them holds */
+	uint32_t _head_2;
+	uint32_t _mm_ids_shared;    /* maybe mapped by more than one mm */
+};
+
+/* _nr_pages_mapped carries this once any PMD maps the folio. */
+#define ENTIRELY_MAPPED 0x800000
+#define FOLIO_PAGES_MAPPED (ENTIRELY_MAPPED - 1)
+
+/* ---- buddy allocator (include/linux/mmzone.h) ---- */
+struct free_area {
+	uint32_t head; /* first free block of this order, or NO_PFN */
+	uint64_t nr_free;
+};
+
+struct zone {
+	spinlock_t lock;
+	struct free_area free_area[NR_PAGE_ORDERS];
+	uint64_t wilderness;    /* model: frames from here on were never handed out */
+	uint64_t nr_free_pages; /* free frames on the lists and in the wilderness */
+};
+
+/* Per-process cache of free order-0 frames (Linux keeps one per CPU). */
+struct per_cpu_pages {
+	spinlock_t lock;
+	uint32_t head;
+	int count;
+};
+#define PCP_BATCH 63
+#define PCP_HIGH 256
+
+/* ---- counters ---- */
+/*
+ * vm_event and vm_stat items that change in a process's context are kept per
+ * process (owned by its lock) and folded into the machine's totals when it
+ * exits, the way Linux keeps them per CPU.
+ */
+struct vm_counters {
+	int64_t v[THPS_NR_VM_ITEMS];
+};
+
+enum {
+	MM_ANONPAGES,
+	NR_MM_COUNTERS
+};
+
+/* ---- address spaces ---- */
+struct mm_struct;
+
+struct vm_area_struct {
+	uint64_t vm_start, vm_end; /* [vm_start, vm_end) */
+	uint64_t vm_flags;
+	uint64_t vm_pgoff;         /* linear page index of vm_start (rmap) */
+	pgprot_t vm_page_prot;     /* entry bits the flags give */
+	struct mm_struct *vm_mm;
+	uint64_t anon_vma;         /* model: identity of the anon_vma; 0 = none */
+	bool anon_vma_chained;     /* model: inherited through fork (chain > 1) */
+	/* AVL tree ordered by vm_start, and the sorted list */
+	struct vm_area_struct *left, *right, *parent;
+	int height;
+	struct vm_area_struct *vm_prev, *vm_next;
+};
+
+/* mm->flags bits */
+enum {
+	MMF_HUGE_ZERO_FOLIO,            /* holds a huge zero page reference */
+	MMF_DISABLE_THP_COMPLETELY,     /* prctl(PR_SET_THP_DISABLE, 1) */
+	MMF_DISABLE_THP_EXCEPT_ADVISED, /* ... with PR_THP_DISABLE_EXCEPT_ADVISED */
+};
+
+struct mm_struct {
+	struct thps_machine *m;
+	spinlock_t lock;          /* mmap_lock and every page-table lock */
+	uint32_t pgd;             /* pfn of the top-level table */
+	uint32_t mm_id;           /* nonzero id for folio mm-id slots */
+	struct vm_area_struct *mm_rb;   /* AVL root */
+	struct vm_area_struct *mmap;    /* first VMA */
+	struct vm_area_struct *mmap_cache; /* last VMA found */
+	int map_count;
+	int64_t rss_stat[NR_MM_COUNTERS];
+	int64_t hiwater_rss;      /* pages */
+	int64_t total_vm;         /* pages */
+	int64_t pgtables_bytes;   /* VmPTE: PTE, PMD and PUD tables */
+	unsigned long flags;      /* MMF_* */
+	uint64_t mmap_base;
+	uint64_t start_brk, brk;
+	uint32_t deposit_head;    /* stack of deposited PTE tables (pmd_huge_pte) */
+	int64_t nr_deposited;
+	struct per_cpu_pages pcp;
+	struct vm_counters stat;  /* this process's share of /proc/vmstat */
+	uint64_t next_anon_vma;   /* model: anon_vma ids */
+};
+
+/* ---- the machine ---- */
+enum thp_enabled { THP_ALWAYS, THP_MADVISE, THP_NEVER, THP_INHERIT };
+enum thp_defrag { DEFRAG_ALWAYS, DEFRAG_DEFER, DEFRAG_DEFER_MADVISE, DEFRAG_MADVISE, DEFRAG_NEVER };
+
+/* Huge zero page lifetimes (model knob thpsim/huge_zero_page_lifetime). */
+enum hzp_lifetime {
+	HZP_REFCOUNT,   /* Linux 3.8-4.8: a global reference per mapping */
+	HZP_PER_MM,     /* Linux 4.9+: one reference per address space */
+	HZP_PERSISTENT, /* allocated once (lazily), never freed */
+};
+
+/* Write fault on a huge zero PMD (model knob thpsim/huge_zero_wp). */
+enum hzp_wp {
+	HZP_WP_ALLOC_OR_PTE,   /* Linux 3.8-5.7: new THP; else a PTE table */
+	HZP_WP_SPLIT,          /* Linux 5.8-6.12: split the PMD, copy 4 KiB */
+	HZP_WP_ALLOC_OR_SPLIT, /* Linux 6.13+: new THP; else split */
+};
+
+/* Write fault on a THP shared after fork (model knob thpsim/thp_cow). */
+enum thp_cow {
+	THP_COW_COPY,  /* Linux 3.8-5.7: copy the whole huge page */
+	THP_COW_SPLIT, /* Linux 5.8+: split the PMD, copy 4 KiB */
+};
+
+struct knobs {
+	int enabled;          /* enum thp_enabled */
+	int pmd_enabled;      /* hugepages-2048kB/enabled: enum thp_enabled */
+	int defrag;           /* enum thp_defrag */
+	int use_zero_page;
+	int shrink_underused;
+	int max_ptes_none;
+	int hzp_lifetime;     /* enum hzp_lifetime */
+	int hzp_wp;           /* enum hzp_wp */
+	int thp_cow;          /* enum thp_cow */
+};
+
+struct fail_inject {
+	uint64_t count[THPS_NR_ALLOC_CLASSES]; /* allocations made */
+	uint64_t fail_at[THPS_NR_ALLOC_CLASSES];
+	bool sticky[THPS_NR_ALLOC_CLASSES];
+};
+
+struct thps_proc {
+	struct mm_struct mm;
+	struct thps_machine *m;
+	int pid;
+	struct thps_proc *next, *prev; /* machine's process list */
+};
+
+struct thps_machine {
+	/* physical memory */
+	uint8_t *ram;             /* host bytes of every frame */
+	struct page *mem_map;     /* frame metadata */
+	uint64_t nr_frames;
+	uint64_t totalram_pages;  /* frames that are not reserved */
+	struct zone zone;
+	uint32_t zero_pfn;        /* the 4 KiB zero page */
+
+	/* the huge zero folio (mm/huge_memory.c) */
+	spinlock_t huge_zero_lock;
+	atomic_t huge_zero_refcount;
+	uint32_t huge_zero_pfn;   /* NO_PFN while there is none */
+
+	/* deferred split queue (mm/huge_memory.c) */
+	spinlock_t split_queue_lock;
+	uint32_t split_queue_head, split_queue_tail; /* head pfns */
+	int64_t split_queue_len;
+
+	struct knobs knobs;
+	spinlock_t knob_lock;
+
+	/* counters: totals of exited processes and of work done outside any */
+	spinlock_t stat_lock;
+	struct vm_counters stat;
+
+	/* processes */
+	spinlock_t proc_lock;
+	struct thps_proc *procs;
+	int next_pid;
+	uint32_t next_mm_id;
+
+	/* allocation-failure injection */
+	spinlock_t fail_lock;
+	bool fail_counting;       /* armed by thps_fail_alloc() */
+	struct fail_inject fail;
+
+	/* the last error message */
+	spinlock_t err_lock;
+	char errbuf[512];
+};
+
+#endif /* THPSIM_TYPES_H */
