@@ -6,6 +6,7 @@
 #ifndef THPSIM_TEST_H
 #define THPSIM_TEST_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>

@@ -232,7 +232,6 @@ static void map_anon_folio_pmd(struct folio *folio, pmd_t *pmd, struct vm_area_s
 	set_pmd(pmd, entry);
 	add_mm_counter(mm, MM_ANONPAGES, HPAGE_PMD_NR);
 	count_vm_event(mm->m, mm, THPS_VM_thp_fault_alloc);
-	deferred_split_folio(mm->m, mm, folio, false);
 }
 
 static void set_huge_zero_folio(struct page *pgtable, struct mm_struct *mm,
@@ -285,9 +284,12 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 		folio_put(m, mm, folio);
 		return VM_FAULT_OOM;
 	}
-	map_anon_folio_pmd(folio, vmf->pmd, vma, haddr);
 	pgtable_trans_huge_deposit(mm, pgtable);
+	map_anon_folio_pmd(folio, vmf->pmd, vma, haddr);
 	mm_inc_nr_ptes(mm);
+	/* queued for the underused check; a THP replacing the huge zero page
+	 * (do_huge_zero_wp_pmd) is not */
+	deferred_split_folio(m, mm, folio, false);
 	return 0;
 }
 
@@ -738,10 +740,12 @@ static bool thp_underused(struct thps_machine *m, struct folio *folio)
 	return false;
 }
 
+/* unmap_folio: try_to_migrate_one records each mapper's peak Rss */
 static int split_pmd_mapping(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t addr,
 			     bool huge, void *arg)
 {
 	(void)arg;
+	update_hiwater_rss(mm);
 	if (huge)
 		__split_huge_pmd(vma, pmd_walk(mm, addr), addr);
 	return 0;

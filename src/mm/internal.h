@@ -327,7 +327,7 @@ static inline pmd_t maybe_pmd_mkwrite(pmd_t pmd, const struct vm_area_struct *vm
 }
 int do_munmap(struct mm_struct *mm, uint64_t start, uint64_t len);
 void exit_mmap(struct mm_struct *mm);
-uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, uint64_t align);
+uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, bool thp_align);
 void mmap_init_layout(struct mm_struct *mm);
 int machine_error(struct thps_machine *m, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -251,8 +251,9 @@ void zap_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end
 				continue;
 		}
 		zap_pte_range(vma, pmd, addr, next);
-		/* CONFIG_PT_RECLAIM: MADV_DONTNEED frees a table it emptied */
-		if (reclaim_pt)
+		/* CONFIG_PT_RECLAIM: MADV_DONTNEED frees a table whose whole
+		 * 2 MiB it zapped (reclaim_pt_is_enabled) */
+		if (reclaim_pt && next - addr == PMD_SIZE)
 			try_to_free_pte(mm, pmd);
 	}
 }

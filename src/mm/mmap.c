@@ -76,8 +76,8 @@ static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
 	return addr >= MMAP_MIN_ADDR && addr + len <= TASK_SIZE && (!v || v->vm_start >= addr + len);
 }
 
-/* Top-down search for a gap of len bytes aligned to "align". 0 if none. */
-uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, uint64_t align)
+/* unmapped_area_topdown: the highest gap of len bytes below mmap_base. */
+static uint64_t unmapped_area_topdown(struct mm_struct *mm, uint64_t len)
 {
 	uint64_t high = mm->mmap_base;
 	struct vm_area_struct *v = find_vma(mm, high - 1);
@@ -89,24 +89,37 @@ uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, uint64_t align)
 		for (v = mm->mmap; v && v->vm_next; v = v->vm_next)
 			;
 	for (;;) {
-		uint64_t gap_end = high, gap_start = MMAP_MIN_ADDR, addr;
+		uint64_t gap_start = v ? v->vm_end : MMAP_MIN_ADDR;
 
-		if (v) {
-			if (v->vm_end < gap_end)
-				gap_start = v->vm_end;
-			else
-				gap_start = gap_end; /* v reaches into [.., high) */
-		}
-		if (gap_end >= gap_start + len) {
-			addr = ALIGN_DOWN(gap_end - len, align);
-			if (addr >= gap_start)
-				return addr;
-		}
+		if (gap_start < high && high - gap_start >= len)
+			return high - len;
 		if (!v)
 			return 0;
-		high = v->vm_start < high ? v->vm_start : high;
+		if (v->vm_start < high)
+			high = v->vm_start;
 		v = v->vm_prev;
 	}
+}
+
+/*
+ * get_unmapped_area for an anonymous mapping without a hint.  A length that
+ * is a multiple of 2 MiB is placed on a 2 MiB boundary as
+ * __thp_get_unmapped_area does: find room for len + 2 MiB, then round the
+ * start up to the boundary (or, when it is aligned already, take the top
+ * 2 MiB-aligned slot).  0 when there is no room.
+ */
+uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, bool thp_align)
+{
+	uint64_t ret, off_sub;
+
+	if (thp_align) {
+		ret = unmapped_area_topdown(mm, len + PMD_SIZE);
+		if (ret) {
+			off_sub = (0 - ret) & (PMD_SIZE - 1);
+			return off_sub ? ret + off_sub : ret + PMD_SIZE;
+		}
+	}
+	return unmapped_area_topdown(mm, len);
 }
 
 /* Fault every page in, as MAP_POPULATE does (write faults when writable). */
@@ -160,11 +173,12 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 			return machine_error(m, -EEXIST, "mmap: %#llx+%#llx overlaps a mapping",
 					     (unsigned long long)addr, (unsigned long long)len);
 	} else {
-		uint64_t align = IS_ALIGNED(len, PMD_SIZE) ? PMD_SIZE : PAGE_SIZE;
+		/* a free hint is taken as it is; THP alignment only without one */
+		bool thp_align = !addr && IS_ALIGNED(len, PMD_SIZE);
 
 		addr = PAGE_ALIGN(addr);
 		if (!addr || !range_free(mm, addr, len))
-			addr = get_unmapped_area(mm, len, align);
+			addr = get_unmapped_area(mm, len, thp_align);
 		if (!addr)
 			return machine_error(m, -ENOMEM, "mmap: no room for %#llx bytes",
 					     (unsigned long long)len);
@@ -270,7 +284,6 @@ void exit_mmap(struct mm_struct *mm)
 {
 	struct vm_area_struct *vma = mm->mmap;
 
-	update_hiwater_rss(mm);
 	while (vma) {
 		struct vm_area_struct *next = vma->vm_next;
 

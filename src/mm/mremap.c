@@ -112,7 +112,12 @@ static int move_vma(struct vm_area_struct *vma, uint64_t old_addr, uint64_t old_
 		return -ENOMEM;
 	new_vma->vm_start = new_addr;
 	new_vma->vm_end = new_addr + new_len;
-	new_vma->vm_pgoff = vma->vm_pgoff + ((old_addr - vma->vm_start) >> PAGE_SHIFT);
+	/* copy_vma: the linear index moves with the pages once there are any
+	 * (anon_vma); before that it follows the address, as for a new map */
+	if (vma->anon_vma)
+		new_vma->vm_pgoff = vma->vm_pgoff + ((old_addr - vma->vm_start) >> PAGE_SHIFT);
+	else
+		new_vma->vm_pgoff = new_addr >> PAGE_SHIFT;
 	/* huge PMDs straddling the ends of the old range become PTEs first */
 	vma_adjust_trans_huge(vma, old_addr, old_addr + old_len);
 	move_page_tables(vma, old_addr, new_addr, old_len);
@@ -198,7 +203,7 @@ static int do_mremap(struct mm_struct *mm, uint64_t addr, uint64_t old_len, uint
 	}
 	if (!(flags & THPS_MREMAP_MAYMOVE))
 		return machine_error(m, -ENOMEM, "mremap: no room to grow in place");
-	new_addr = get_unmapped_area(mm, new_len, IS_ALIGNED(new_len, PMD_SIZE) ? PMD_SIZE : PAGE_SIZE);
+	new_addr = get_unmapped_area(mm, new_len, IS_ALIGNED(new_len, PMD_SIZE));
 	if (!new_addr)
 		return machine_error(m, -ENOMEM, "mremap: no room for %#llx bytes",
 				     (unsigned long long)new_len);
