@@ -42,37 +42,56 @@ TEST := $(O)/thpsim-test
 
 all: $(LIB) $(BIN)
 
+# V=1 shows the commands
+Q := $(if $(V),,@)
+
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB): $(MM_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(TEST): $(TEST_OBJ) $(LIB) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ))
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The unit tests run against a build with expensive checks on.
+# Each run's output is kept in $(O)/logs for the summary line at the end.
+LOGS := $(O)/logs
+SHELL := /bin/bash
+
 check-unit:
 	$(MAKE) --no-print-directory O=$(O)/test DEBUG=2 $(O)/test/thpsim-test
-	$(O)/test/thpsim-test
+	@mkdir -p $(LOGS)
+	set -o pipefail; $(O)/test/thpsim-test | tee $(LOGS)/unit.log
 
 check-asan:
 	$(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 SAN=address,undefined OPT=-O1 \
 		$(O)/asan/thpsim-test
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(O)/asan/thpsim-test
+	@mkdir -p $(LOGS)
+	set -o pipefail; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(O)/asan/thpsim-test | tee $(LOGS)/asan.log
 
 tsan:
 	$(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
 		$(O)/tsan/thpsim-test
-	TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads
+	@mkdir -p $(LOGS)
+	set -o pipefail; TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads | tee $(LOGS)/tsan.log
 
-check: all check-unit check-asan tsan
-	@echo "make check: all passed"
+check: all
+	@rm -rf $(LOGS)
+	$(MAKE) --no-print-directory check-unit check-asan tsan
+	@awk '/^[0-9]+ passed, [0-9]+ failed$$/ { p += $$1; f += $$3 } \
+		END { printf "make check (unit, asan+ubsan, tsan): %d passed, %d failed\n", p, f; exit f > 0 }' \
+		$(LOGS)/*.log
 
 demo: $(BIN)
 	$(BIN) demo

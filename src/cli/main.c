@@ -1,3 +1,65 @@
-/* placeholder main until the CLI lands */
-#include "thpsim.h"
-int main(void) { return 0; }
+/*
+ * main.c - the thpsim command: the subcommand table and "thpsim knobs".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_knobs(int argc, char **argv)
+{
+	thps_machine *m;
+	char val[64];
+
+	(void)argc;
+	(void)argv;
+	if (thps_machine_new(&(struct thps_config){ .ram_bytes = 64ULL << 20 }, &m))
+		return 1;
+	printf("%-48s %-16s %s\n", "knob", "default", "values");
+	for (int i = 0; thps_knob_name(i); i++) {
+		thps_knob_get(m, thps_knob_name(i), val, sizeof(val));
+		printf("%-48s %-16s %s\n", thps_knob_name(i), val, thps_knob_help(i));
+	}
+	thps_machine_free(m);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "demo", cmd_demo, "[--size MiB] [--set KNOB=VALUE]... [--format text|json]   the cover letter's program under three THP settings" },
+	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
+	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: thpsim COMMAND [ARGS]\n\n"
+		   "thpsim predicts what Linux transparent huge pages do to a program's memory.\n\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  thpsim %s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "  thpsim version\n");
+	return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("thpsim %s\n", THPS_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "thpsim: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}

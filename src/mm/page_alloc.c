@@ -305,7 +305,7 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
-		p->flags &= 1U << PG_zeroed;
+		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
 		p->order = 0;
 		p->index = 0;
 		p->lru.next = p->lru.prev = NO_PFN;
@@ -401,7 +401,7 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
-		p->flags &= 1U << PG_zeroed;
+		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
 		atomic_set(&p->_refcount, 0);
 		p->order = 0;
 		p->index = 0;

@@ -1,0 +1,38 @@
+/*
+ * cli.h - what the subcommands of the thpsim command share: argument
+ * helpers, error printing and the subcommand entry points.
+ */
+#ifndef THPSIM_CLI_H
+#define THPSIM_CLI_H
+
+#include <stdint.h>
+
+#include "thpsim.h"
+
+#define CLI_MAX_SETS 32
+
+/* --set KNOB=VALUE arguments, applied to every machine a command makes. */
+struct cli_sets {
+	int n;
+	const char *name[CLI_MAX_SETS];
+	const char *value[CLI_MAX_SETS];
+	char buf[CLI_MAX_SETS][256];
+};
+
+int cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a usage message and return 2 (the exit code for bad arguments). */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_parse_u64(const char *s, uint64_t *out);
+/* Sizes with an optional K, M or G suffix (powers of 1024). */
+int cli_parse_size(const char *s, uint64_t *out);
+/* "text" or "json": sets *json; prints the error itself. */
+int cli_parse_format(const char *s, int *json);
+int cli_add_set(struct cli_sets *sets, const char *arg);
+/* Apply the sets to m; prints the error and returns it on failure. */
+int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
+
+int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_knobs(int argc, char **argv);
+
+#endif
