@@ -90,7 +90,8 @@ check: all
 	@rm -rf $(LOGS)
 	$(MAKE) --no-print-directory check-unit check-asan tsan
 	@awk '/^[0-9]+ passed, [0-9]+ failed$$/ { p += $$1; f += $$3 } \
-		END { printf "make check (unit, asan+ubsan, tsan): %d passed, %d failed\n", p, f; exit f > 0 }' \
+		END { print "make check: unit tests, ASan+UBSan build, TSan build"; \
+		      printf "check: %d passed, %d failed\n", p, f; exit f > 0 }' \
 		$(LOGS)/*.log
 
 demo: $(BIN)
