@@ -799,6 +799,7 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	rmap_walk_locked(m, &r, split_pmd_mapping, NULL);
 	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);
 	VM_BUG_ON_PAGE(folio_ref_count(folio) != folio_mapcount(folio) + 1, m, head);
+	folio_undo_large_rmappable(m, folio); /* off the deferred-split queue */
 	clear_bit_flags(head + 1, PG_partially_mapped);
 	for (uint64_t i = r.nr; i-- > 0;) {
 		struct page *p = head + i;
@@ -823,6 +824,18 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
 	rmap_unlock_all(m, held);
 	return 0;
+}
+
+/* split_folio(): for a caller holding the lock of "held" and no extra
+ * reference.  0, or -EBUSY when another process is busy. */
+int split_folio(struct thps_machine *m, struct folio *folio, struct mm_struct *held)
+{
+	int err;
+
+	folio_get(folio);
+	err = split_folio_to_order0(m, folio, held, false);
+	folio_put(m, held, folio);
+	return err;
 }
 
 unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held,

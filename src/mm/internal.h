@@ -397,6 +397,8 @@ void vma_adjust_trans_huge(struct vm_area_struct *vma, uint64_t start, uint64_t 
 void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct folio *folio,
 			  bool partially_mapped);
 void folio_undo_large_rmappable(struct thps_machine *m, struct folio *folio);
+/* Split a THP into 4 KiB pages now; "held" is the caller's locked mm. */
+int split_folio(struct thps_machine *m, struct folio *folio, struct mm_struct *held);
 /* Huge zero folio lifetime. */
 struct folio *mm_get_huge_zero_folio(struct mm_struct *mm);
 void mm_put_huge_zero_folio(struct mm_struct *mm);

@@ -7,10 +7,14 @@
  * merging VMAs): nothing already mapped changes, later faults see the new
  * eligibility.  MADV_DONTNEED zaps the range: a huge zero PMD wholly inside
  * is cleared, a partly covered huge PMD is split first; with
- * CONFIG_PT_RECLAIM (Linux 6.14+, on this machine) a PTE table it leaves
- * empty is freed.  MADV_FREE is accepted and changes nothing the model
- * reports: the pages stay until reclaim, which the model does not run on
- * them (on the huge zero page it is a no-op in Linux too).
+ * CONFIG_PT_RECLAIM (Linux 6.14+, on this machine) a PTE table whose whole
+ * 2 MiB it zapped is freed.
+ *
+ * MADV_FREE marks the process's own pages clean (lazily freeable): Rss does
+ * not change, Private_Dirty becomes Private_Clean.  The huge zero page and
+ * shared pages are left alone.  A THP the range covers only in part is
+ * split at once, PMD and folio (madvise_free_huge_pmd; observed: S20b).
+ * Reclaim, which would free lazily freeable pages, is not modelled.
  *
  * Divergence: Linux applies the advice to each mapped part and returns
  * -ENOMEM if the range had holes; the model checks first and then changes
@@ -36,6 +40,59 @@ static int madvise_update_flags(struct mm_struct *mm, uint64_t start, uint64_t e
 		nstart = tmp;
 	}
 	return 0;
+}
+
+static void madvise_free_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
+				   uint64_t end)
+{
+	struct thps_machine *m = vma->vm_mm->m;
+	pte_t *pte = pte_offset(m, pmd, addr);
+
+	for (; addr < end; addr += PAGE_SIZE, pte++) {
+		pte_t entry = ptep_get(pte);
+		struct page *page;
+
+		if (!pte_present(entry))
+			continue;
+		page = vm_normal_page(vma, entry);
+		if (!page || folio_test_large(page_folio(m, page)) ||
+		    folio_maybe_mapped_shared(page_folio(m, page)))
+			continue;
+		set_pte(pte, pte_mkold(pte_mkclean(entry)));
+	}
+}
+
+static void madvise_free_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+
+	for (uint64_t addr = start, next; addr < end; addr = next) {
+		pmd_t *pmd = pmd_walk(mm, addr);
+		pmd_t v;
+
+		next = pmd_addr_end(addr, end);
+		if (!pmd || pmd_none(v = pmdp_get(pmd)))
+			continue;
+		if (pmd_trans_huge(v)) {
+			struct page *page = vm_normal_page_pmd(vma, v);
+			struct folio *folio;
+
+			if (!page) /* the huge zero page */
+				continue;
+			folio = page_folio(m, page);
+			if (folio_maybe_mapped_shared(folio))
+				continue;
+			if (next - addr == HPAGE_PMD_SIZE) {
+				set_pmd(pmd, pmd_mkold(pmd_mkclean(v)));
+				continue;
+			}
+			/* part of it: split PMD and folio, then the 4 KiB path */
+			if (split_folio(m, folio, mm))
+				continue;
+		}
+		madvise_free_pte_range(vma, pmd, addr, next);
+	}
 }
 
 static void madvise_dontneed(struct mm_struct *mm, uint64_t start, uint64_t end)
@@ -94,6 +151,16 @@ int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
 		break;
 	case THPS_MADV_DONTNEED:
 		madvise_dontneed(mm, start, end);
+		break;
+	case THPS_MADV_FREE:
+		update_hiwater_rss(mm);
+		for (uint64_t nstart = start; nstart < end;) {
+			struct vm_area_struct *vma = find_vma(mm, nstart);
+			uint64_t tmp = vma->vm_end < end ? vma->vm_end : end;
+
+			madvise_free_vma(vma, nstart, tmp);
+			nstart = tmp;
+		}
 		break;
 	default:
 		break;
