@@ -292,7 +292,8 @@ void exit_mmap(struct mm_struct *mm)
 		vm_area_free(vma);
 		vma = next;
 	}
-	free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
+	if (mm->pgd != NO_PFN) /* a fork that failed before its first table */
+		free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
 }
 
 /* ---- brk ---- */
