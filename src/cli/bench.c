@@ -36,7 +36,9 @@ static double fault_rate(int hugepage, uint64_t bytes, double min_s)
 	do {
 		thps_proc *p;
 		uint64_t a, v0[THPS_NR_VM_ITEMS], v1[THPS_NR_VM_ITEMS];
-		struct thps_touch tt = { .len = bytes, .step = THPS_PAGE_SIZE, .op = THPS_TOUCH_READ };
+		struct thps_touch tt = { .len = bytes,
+					 .step = hugepage ? THPS_HPAGE_PMD_SIZE : THPS_PAGE_SIZE,
+					 .op = THPS_TOUCH_READ };
 
 		if (thps_proc_new(m, &p))
 			break;
