@@ -17,6 +17,7 @@ OPT     ?= -O2
 WERROR  ?= -Werror
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-format-truncation \
            -Wno-unused-parameter
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -DTHPS_DEBUG=$(DEBUG) \
              -Iinclude -Isrc/mm -Isrc -pthread
@@ -27,7 +28,7 @@ endif
 LDLIBS  += -pthread -lm
 
 MM_SRC  := $(wildcard src/mm/*.c)
-CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c)
+CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c) $(wildcard src/scenario/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
 MM_OBJ  := $(MM_SRC:%.c=$(O)/%.o)

@@ -240,6 +240,12 @@ int thps_touch(thps_proc *p, struct thps_touch *t);
 /* Per-process figures in kB (smaps_rollup and status); see THPS_PROC_FIGURES. */
 int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS]);
 
+/*
+ * The page-table pages behind VmPTE: PTE tables (deposited ones included)
+ * and the PMD and PUD tables above them.
+ */
+int thps_proc_pgtables(thps_proc *p, uint64_t *pte_tables, uint64_t *upper_tables);
+
 /* Page state at one address, as /proc/PID/pagemap and kpageflags show it. */
 struct thps_pageinfo {
 	int present;       /* mapped */
@@ -247,6 +253,7 @@ struct thps_pageinfo {
 	int huge;          /* mapped by a PMD */
 	int zero_page;     /* the 4 KiB shared zero page */
 	int huge_zero;     /* the huge zero page */
+	int thp;           /* a page of a transparent huge page (PMD- or PTE-mapped) */
 	int anon_exclusive;
 	uint64_t pfn;
 	int mapcount;      /* folio mapcount */

@@ -31,7 +31,17 @@ int cli_add_set(struct cli_sets *sets, const char *arg);
 /* Apply the sets to m; prints the error and returns it on failure. */
 int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
 
+struct json;
+struct scenario;
+struct scn_result;
+/* One scenario run as a JSON object (run, kernel and validate share it). */
+void scn_result_json(struct json *j, const struct scenario *s, const struct scn_result *r,
+		     const char *where);
+
 int cmd_demo(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_kernel(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
 

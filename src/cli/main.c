@@ -33,6 +33,9 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "demo", cmd_demo, "[--size MiB] [--set KNOB=VALUE]... [--format text|json]   the cover letter's program under three THP settings" },
+	{ "run", cmd_run, "SCENARIO [--set KNOB=VALUE]... [--format text|json]   a scenario in the model" },
+	{ "kernel", cmd_kernel, "SCENARIO [--format text|json]   the same scenario on the running kernel" },
+	{ "validate", cmd_validate, "SCENARIO|DIR... [--format text|json]   both, side by side; exit 1 on a difference" },
 	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
 };

@@ -130,6 +130,30 @@ int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS])
 	return 0;
 }
 
+int thps_proc_pgtables(thps_proc *p, uint64_t *pte_tables, uint64_t *upper_tables)
+{
+	struct mm_struct *mm = &p->mm;
+	struct thps_machine *m = mm->m;
+	uint64_t upper = 0;
+
+	mm_lock(mm);
+	for (int g = 0; mm->pgd != NO_PFN && g < PTRS_PER_PGD; g++) {
+		const pgd_t *pgd = (const pgd_t *)pfn_address(m, mm->pgd) + g;
+		const pud_t *pud;
+
+		if (!pgd->pgd)
+			continue;
+		upper++;
+		pud = pfn_address(m, table_pfn(pgd->pgd));
+		for (int u = 0; u < PTRS_PER_PUD; u++)
+			upper += pud[u].pud != 0;
+	}
+	*upper_tables = upper;
+	*pte_tables = (uint64_t)mm->pgtables_bytes / PAGE_SIZE - upper;
+	mm_unlock(mm);
+	return 0;
+}
+
 int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out)
 {
 	struct mm_struct *mm = &p->mm;
@@ -167,6 +191,7 @@ int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out)
 
 		out->anon_exclusive = PageAnonExclusive(huge ? (struct page *)page_folio(m, page) : page);
 		out->mapcount = folio_mapcount(page_folio(m, page));
+		out->thp = folio_test_large(page_folio(m, page));
 	}
 	mm_unlock(mm);
 	return 0;

@@ -1,0 +1,129 @@
+/*
+ * run.c - "thpsim run SCENARIO" and "thpsim kernel SCENARIO": one scenario
+ * in the model or on the running kernel, its expectations checked.
+ *
+ * Exit status: 0 when every expectation holds, 1 when one fails (each is
+ * named), 2 for bad arguments or a scenario file that does not parse;
+ * "kernel" also exits 0 for a scenario it has to skip, after saying why.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "scenario/scenario.h"
+#include "util/json.h"
+
+static void print_result_text(const struct scenario *s, const struct scn_result *r, const char *where)
+{
+	if (r->skipped) {
+		printf("%s (%s) on %s: skipped: %s\n", s->name, s->path, where, r->skip_reason);
+		return;
+	}
+	printf("%s (%s) on %s: %s\n", s->name, s->path, where,
+	       r->error ? "error" : r->failed_expects ? "FAIL" : "pass");
+	for (int i = 0; i < r->nexpects; i++) {
+		const struct scn_expect_result *e = &r->expects[i];
+
+		if (!e->valid)
+			printf("  line %-4d %-52s %12s  not measured here\n", e->line, e->text, "-");
+		else
+			printf("  line %-4d %-52s %12lld  %s\n", e->line, e->text, (long long)e->got,
+			       e->ok ? "ok" : "FAILED");
+	}
+	if (r->error)
+		printf("  %s\n", r->error_msg);
+}
+
+void scn_result_json(struct json *j, const struct scenario *s, const struct scn_result *r,
+		     const char *where)
+{
+	json_begin_object(j, NULL);
+	json_string(j, "name", s->name);
+	json_string(j, "file", s->path);
+	json_string(j, "on", where);
+	json_string(j, "result", r->skipped ? "skipped" : r->error ? "error"
+						 : r->failed_expects ? "fail" : "pass");
+	if (r->skipped)
+		json_string(j, "reason", r->skip_reason);
+	if (r->error)
+		json_string(j, "error", r->error_msg);
+	json_begin_array(j, "expects");
+	for (int i = 0; i < r->nexpects; i++) {
+		json_begin_object(j, NULL);
+		json_int(j, "line", r->expects[i].line);
+		json_string(j, "text", r->expects[i].text);
+		if (r->expects[i].valid)
+			json_int(j, "value", r->expects[i].got);
+		else
+			json_null(j, "value");
+		json_bool(j, "ok", r->expects[i].ok);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	if (r->reports_json) {
+		/* reports were written as a comma-separated list of objects */
+		json_begin_array(j, "reports");
+		fwrite(r->reports_json, 1, r->reports_len, j->f);
+		j->first[j->depth] = r->reports_len == 0;
+		json_end_array(j);
+	}
+	json_end_object(j);
+}
+
+static int run_cmd(int argc, char **argv, int kernel)
+{
+	const char *cmd = kernel ? "kernel" : "run";
+	struct cli_sets sets = { 0 };
+	const char *path = NULL;
+	struct scenario s;
+	struct scn_result r;
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			if (cli_parse_format(argv[++i], &json))
+				return 2;
+		} else if (!kernel && !strcmp(argv[i], "--set") && i + 1 < argc) {
+			if (cli_add_set(&sets, argv[++i]))
+				return 2;
+		} else if (argv[i][0] == '-' || path) {
+			return cli_usage("%s: unexpected argument '%s'\nusage: thpsim %s SCENARIO%s "
+					 "[--format text|json]", cmd, argv[i], cmd,
+					 kernel ? "" : " [--set KNOB=VALUE]...");
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path)
+		return cli_usage("usage: thpsim %s SCENARIO%s [--format text|json]", cmd,
+				 kernel ? "" : " [--set KNOB=VALUE]...");
+	if (scenario_parse_file(path, &s, stderr))
+		return 2;
+	if (kernel)
+		scenario_run_kernel(&s, &r);
+	else
+		scenario_run_model(&s, &sets, &r);
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout, 1);
+		scn_result_json(&j, &s, &r, kernel ? "kernel" : "model");
+		json_finish(&j);
+	} else {
+		print_result_text(&s, &r, kernel ? "the running kernel" : "the model");
+	}
+	rc = r.error || r.failed_expects ? 1 : 0;
+	scn_result_free(&r);
+	scenario_free(&s);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	return run_cmd(argc, argv, 0);
+}
+
+int cmd_kernel(int argc, char **argv)
+{
+	return run_cmd(argc, argv, 1);
+}

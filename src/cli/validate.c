@@ -1,0 +1,258 @@
+/*
+ * validate.c - "thpsim validate SCENARIO|DIR...": each scenario in the model
+ * and on the running kernel, figure by figure.
+ *
+ * Every named value the model's run records (each expectation, each report,
+ * the end) is looked up in the kernel's run.  A scenario is:
+ *   match    every value the kernel could measure is equal, every
+ *            expectation holds on both sides;
+ *   diff     some value differs (each one is listed with both figures);
+ *   fail     the values agree but an expectation does not hold;
+ *   error    a step failed;
+ *   skipped  the kernel side cannot run here (the reason is given); the
+ *            model's own expectations are still checked, and a failure
+ *            there makes it "fail".
+ * Values the kernel side cannot measure faithfully are listed as not
+ * compared, with the reason (docs/divergences.md); they never pass
+ * silently.  Exit status 1 on any diff, fail or error.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "scenario/scenario.h"
+#include "util/json.h"
+
+struct diff {
+	const char *key;
+	int64_t model, kernel;
+};
+
+struct outcome {
+	const char *result;
+	char reason[512];
+	int ndiffs, nnot, ncompared;
+	struct diff diffs[64];
+	struct {
+		const char *key, *why;
+	} not_compared[256];
+};
+
+static const struct scn_value *find_value(const struct scn_result *r, const char *key)
+{
+	for (int i = 0; i < r->nvalues; i++)
+		if (!strcmp(r->values[i].key, key))
+			return &r->values[i];
+	return NULL;
+}
+
+static void compare(const struct scn_result *m, const struct scn_result *k, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (m->error) {
+		o->result = "error";
+		snprintf(o->reason, sizeof(o->reason), "model: %s", m->error_msg);
+		return;
+	}
+	if (k->skipped) {
+		o->result = m->failed_expects ? "fail" : "skipped";
+		snprintf(o->reason, sizeof(o->reason), "%s%s", k->skip_reason,
+			 m->failed_expects ? " (and the model fails an expectation)" : "");
+		return;
+	}
+	if (k->error) {
+		o->result = "error";
+		snprintf(o->reason, sizeof(o->reason), "kernel: %s", k->error_msg);
+		return;
+	}
+	for (int i = 0; i < m->nvalues; i++) {
+		const struct scn_value *mv = &m->values[i], *kv = find_value(k, mv->key);
+
+		if (!kv || !kv->valid) {
+			if (o->nnot < (int)(sizeof(o->not_compared) / sizeof(o->not_compared[0]))) {
+				o->not_compared[o->nnot].key = mv->key;
+				o->not_compared[o->nnot].why = kv ? kv->why : "not measured on the kernel";
+			}
+			o->nnot++;
+			continue;
+		}
+		o->ncompared++;
+		if (kv->v != mv->v) {
+			if (o->ndiffs < (int)(sizeof(o->diffs) / sizeof(o->diffs[0])))
+				o->diffs[o->ndiffs] = (struct diff){ mv->key, mv->v, kv->v };
+			o->ndiffs++;
+		}
+	}
+	if (o->ndiffs)
+		o->result = "diff";
+	else if (m->failed_expects || k->failed_expects) {
+		o->result = "fail";
+		snprintf(o->reason, sizeof(o->reason), "an expectation fails on %s",
+			 m->failed_expects && k->failed_expects ? "both sides"
+			 : m->failed_expects ? "the model" : "the kernel");
+	} else
+		o->result = "match";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The scenario files an argument names: the file, or a directory's *.scn. */
+static int collect(const char *arg, char ***files, int *n, int *cap)
+{
+	struct stat st;
+
+	if (stat(arg, &st))
+		return cli_usage("validate: cannot open '%s'", arg);
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(arg);
+		struct dirent *e;
+		int first = *n;
+
+		if (!d)
+			return cli_usage("validate: cannot read directory '%s'", arg);
+		while ((e = readdir(d))) {
+			size_t l = strlen(e->d_name);
+			char *path;
+
+			if (l < 5 || strcmp(e->d_name + l - 4, ".scn"))
+				continue;
+			path = malloc(strlen(arg) + l + 2);
+			if (!path)
+				break;
+			sprintf(path, "%s/%s", arg, e->d_name);
+			if (*n == *cap) {
+				*cap = *cap ? *cap * 2 : 64;
+				*files = realloc(*files, (size_t)*cap * sizeof(**files));
+			}
+			(*files)[(*n)++] = path;
+		}
+		closedir(d);
+		qsort(*files + first, (size_t)(*n - first), sizeof(**files), cmp_str);
+		return 0;
+	}
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*files = realloc(*files, (size_t)*cap * sizeof(**files));
+	}
+	(*files)[(*n)++] = strdup(arg);
+	return 0;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	char **files = NULL;
+	int n = 0, cap = 0, json = 0, bad = 0, counts[5] = { 0 };
+	static const char *const kinds[] = { "match", "diff", "fail", "error", "skipped" };
+	struct json j;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			if (cli_parse_format(argv[++i], &json))
+				return 2;
+		} else if (argv[i][0] == '-') {
+			return cli_usage("validate: unknown option '%s'\nusage: thpsim validate "
+					 "SCENARIO|DIR... [--format text|json]", argv[i]);
+		} else if (collect(argv[i], &files, &n, &cap)) {
+			return 2;
+		}
+	}
+	if (!n)
+		return cli_usage("usage: thpsim validate SCENARIO|DIR... [--format text|json]");
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_begin_object(&j, NULL);
+		json_begin_array(&j, "scenarios");
+	}
+	for (int f = 0; f < n; f++) {
+		struct scenario s;
+		struct scn_result m, k;
+		struct outcome *o = calloc(1, sizeof(*o));
+
+		if (!o || scenario_parse_file(files[f], &s, stderr)) {
+			bad = 2;
+			free(o);
+			continue;
+		}
+		scenario_run_model(&s, NULL, &m);
+		scenario_run_kernel(&s, &k);
+		compare(&m, &k, o);
+		for (int c = 0; c < 5; c++)
+			counts[c] += !strcmp(o->result, kinds[c]);
+		if (strcmp(o->result, "match") && strcmp(o->result, "skipped") && !bad)
+			bad = 1;
+		if (json) {
+			json_begin_object(&j, NULL);
+			json_string(&j, "name", s.name);
+			json_string(&j, "file", s.path);
+			json_string(&j, "result", o->result);
+			json_string(&j, "reason", o->reason);
+			json_int(&j, "compared", o->ncompared);
+			json_begin_array(&j, "diffs");
+			for (int d = 0; d < o->ndiffs && d < 64; d++) {
+				json_begin_object(&j, NULL);
+				json_string(&j, "figure", o->diffs[d].key);
+				json_int(&j, "model", o->diffs[d].model);
+				json_int(&j, "kernel", o->diffs[d].kernel);
+				json_end_object(&j);
+			}
+			json_end_array(&j);
+			json_begin_array(&j, "not_compared");
+			for (int d = 0; d < o->nnot && d < 256; d++) {
+				json_begin_object(&j, NULL);
+				json_string(&j, "figure", o->not_compared[d].key);
+				json_string(&j, "why", o->not_compared[d].why);
+				json_end_object(&j);
+			}
+			json_end_array(&j);
+			json_end_object(&j);
+		} else {
+			printf("%-8s %-40s %3d figures compared, %d not", o->result, s.name, o->ncompared,
+			       o->nnot);
+			if (o->reason[0])
+				printf("\n         %s", o->reason);
+			printf("\n");
+			for (int d = 0; d < o->ndiffs && d < 64; d++)
+				printf("         %-56s model %lld, kernel %lld\n", o->diffs[d].key,
+				       (long long)o->diffs[d].model, (long long)o->diffs[d].kernel);
+			if (strcmp(o->result, "match"))
+				for (int e = 0; e < m.nexpects; e++)
+					if (!m.expects[e].ok)
+						printf("         model fails line %d: %s (got %lld)\n",
+						       m.expects[e].line, m.expects[e].text,
+						       (long long)m.expects[e].got);
+			if (!k.skipped && strcmp(o->result, "match"))
+				for (int e = 0; e < k.nexpects; e++)
+					if (!k.expects[e].ok)
+						printf("         kernel fails line %d: %s (got %lld)\n",
+						       k.expects[e].line, k.expects[e].text,
+						       (long long)k.expects[e].got);
+		}
+		free(o);
+		scn_result_free(&m);
+		scn_result_free(&k);
+		scenario_free(&s);
+		fflush(stdout);
+	}
+	if (json) {
+		json_end_array(&j);
+		json_begin_object(&j, "summary");
+		for (int c = 0; c < 5; c++)
+			json_int(&j, kinds[c], counts[c]);
+		json_end_object(&j);
+		json_end_object(&j);
+		json_finish(&j);
+	} else {
+		printf("%d scenarios: %d match, %d diff, %d fail, %d error, %d skipped\n", n, counts[0],
+		       counts[1], counts[2], counts[3], counts[4]);
+	}
+	for (int f = 0; f < n; f++)
+		free(files[f]);
+	free(files);
+	return bad;
+}

@@ -1,0 +1,117 @@
+/*
+ * result.c - the named values and expectation outcomes a scenario run
+ * produces (scenario.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+
+void scn_result_init(struct scn_result *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void scn_result_free(struct scn_result *r)
+{
+	free(r->values);
+	free(r->expects);
+	free(r->reports_json);
+	memset(r, 0, sizeof(*r));
+}
+
+static int grow(void **p, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	{
+		int c = *cap ? *cap * 2 : 64;
+		void *q = realloc(*p, (size_t)c * size);
+
+		if (!q)
+			return -1;
+		*p = q;
+		*cap = c;
+	}
+	return 0;
+}
+
+void scn_add_value(struct scn_result *r, int line, const char *key, int64_t v, int valid,
+		   const char *why)
+{
+	struct scn_value *x;
+
+	if (grow((void **)&r->values, &r->cap_values, r->nvalues, sizeof(*r->values)))
+		return;
+	x = &r->values[r->nvalues++];
+	x->line = line;
+	snprintf(x->key, sizeof(x->key), "%s", key);
+	x->v = v;
+	x->valid = valid;
+	snprintf(x->why, sizeof(x->why), "%s", why ? why : "");
+}
+
+int scn_compare(enum scn_cmp c, int64_t a, int64_t b)
+{
+	switch (c) {
+	case CMP_EQ: return a == b;
+	case CMP_NE: return a != b;
+	case CMP_LE: return a <= b;
+	case CMP_GE: return a >= b;
+	case CMP_LT: return a < b;
+	case CMP_GT: return a > b;
+	}
+	return 0;
+}
+
+const char *scn_cmp_name(enum scn_cmp c)
+{
+	static const char *const n[] = { "==", "!=", "<=", ">=", "<", ">" };
+
+	return n[c];
+}
+
+void scn_add_expect(struct scn_result *r, const struct scn_step *st, int64_t got, int valid)
+{
+	struct scn_expect_result *e;
+
+	if (grow((void **)&r->expects, &r->cap_expects, r->nexpects, sizeof(*r->expects)))
+		return;
+	e = &r->expects[r->nexpects++];
+	e->line = st->line;
+	e->valid = valid;
+	e->got = got;
+	e->ok = !valid || scn_compare(st->cmp, got, st->expect);
+	snprintf(e->text, sizeof(e->text), "%s", st->text);
+	if (!e->ok)
+		r->failed_expects++;
+}
+
+void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char *buf, size_t len)
+{
+	switch (f->kind) {
+	case FIG_PROC:
+		snprintf(buf, len, "%s.%s", s->procs[f->proc], thps_proc_item_name(f->item));
+		break;
+	case FIG_VMSTAT:
+		snprintf(buf, len, "vmstat %s", thps_vm_item_name(f->item));
+		break;
+	case FIG_MEMINFO:
+		snprintf(buf, len, "meminfo %s", thps_meminfo_item_name(f->item));
+		break;
+	case FIG_PAGE:
+		snprintf(buf, len, "%s.page %s+%#llx", s->procs[f->proc], s->regions[f->region],
+			 (unsigned long long)f->off);
+		break;
+	}
+}
+
+/* What every report and the end of a run record. */
+const int scn_report_proc_items[] = { THPS_PROC_Rss, THPS_PROC_Anonymous, THPS_PROC_AnonHugePages,
+				      THPS_PROC_RssAnon, THPS_PROC_VmPTE };
+const int scn_report_nproc_items = sizeof(scn_report_proc_items) / sizeof(scn_report_proc_items[0]);
+const int scn_report_vm_items[] = { THPS_VM_thp_fault_alloc,  THPS_VM_thp_fault_fallback,
+				    THPS_VM_thp_split_pmd,    THPS_VM_thp_split_page,
+				    THPS_VM_thp_deferred_split_page, THPS_VM_thp_zero_page_alloc,
+				    THPS_VM_pgfault };
+const int scn_report_nvm_items = sizeof(scn_report_vm_items) / sizeof(scn_report_vm_items[0]);

@@ -1,0 +1,940 @@
+/*
+ * run_kernel.c - running a scenario on the running Linux kernel with real
+ * system calls, measuring what /proc says (docs/scenarios.md, "On the
+ * kernel"; what cannot be compared is in docs/divergences.md).
+ *
+ * A controller (this process) parses nothing new: it forks one worker per
+ * scenario process and drives each over a socket; a worker executes the
+ * scenario's steps itself (it inherited the parsed scenario) and answers
+ * with its figures.  Real fork(): the "fork" step forks the worker, and the
+ * child becomes the worker of the new process.
+ *
+ * Keeping the runner out of the figures:
+ *  - before its baseline, a worker touches every page of its own mappings
+ *    (reading read-only ones, writing back writable private ones) and grows
+ *    its stack, so executing the steps faults nothing of its own; after a
+ *    fork both sides do it again, so the runner's pages are private again;
+ *  - a worker counts page faults (getrusage minflt) around each step's
+ *    system calls and memory accesses only: "vmstat pgfault" is their sum;
+ *  - per-process figures are changes from the first worker's baseline.
+ *
+ * Settings: the kernel's THP settings are never written.  A scenario's
+ * "set transparent_hugepage/enabled" is emulated (always: MADV_HUGEPAGE on
+ * every mapping; never: PR_SET_THP_DISABLE; madvise on an "always" machine:
+ * MADV_NOHUGEPAGE on every mapping); any other knob must already have the
+ * scenario's value, or the scenario is skipped with the reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scenario.h"
+
+#define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
+
+enum { EMU_NONE, EMU_HUGEPAGE, EMU_NOHUGEPAGE, EMU_DISABLE };
+
+enum cmd_op { CMD_STEP, CMD_FIGS, CMD_PAGE, CMD_QUIT };
+
+struct cmd {
+	int op;
+	int step;
+	int region;
+	uint64_t off;
+};
+
+struct reply {
+	int err;
+	int64_t minflt;
+	uint64_t mismatches;
+	int page_state;
+	int page_valid;
+	int64_t fig[THPS_NR_PROC_ITEMS];
+};
+
+struct worker {
+	int idx;                /* scenario process */
+	int fd;                 /* our end of the socket */
+	int emulate;            /* EMU_* applied to each new mapping */
+	const struct scenario *s;
+	uint64_t addr[SCN_MAX_REGIONS];
+	uint64_t len[SCN_MAX_REGIONS];
+	int is_root;
+};
+
+/* ---- small helpers that allocate nothing (workers must not fault) ---- */
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)n < len - 1 && (r = read(fd, buf + n, len - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = 0;
+	return n;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* The value after "key:" (or "key " in /proc/vmstat) on its own line. */
+static int find_field(const char *buf, const char *key, char sep, int64_t *out)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, key, k) && p[k] == sep) {
+			const char *q = p + k + 1;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			*out = strtoll(q, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int64_t minflt_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static int send_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n <= 0)
+			return -1;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int recv_all(int fd, void *p, size_t len)
+{
+	char *c = p;
+
+	while (len) {
+		ssize_t n = read(fd, c, len);
+
+		if (n <= 0)
+			return -1;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- the worker ---- */
+static char maps_buf[1 << 18];
+static char proc_buf[1 << 14];
+
+static int in_regions(const struct worker *w, uint64_t start, uint64_t end)
+{
+	for (int r = 0; r < w->s->nregions; r++)
+		if (w->len[r] && start < w->addr[r] + w->len[r] && w->addr[r] < end)
+			return 1;
+	return 0;
+}
+
+__attribute__((noinline)) static void grow_stack(void)
+{
+	volatile char pad[192 << 10];
+
+	for (size_t i = 0; i < sizeof(pad); i += 4096)
+		pad[i] = 0;
+}
+
+/* Touch every page of the runner's own mappings, so that nothing the
+ * worker does later faults except the scenario's own steps. */
+static void warm(const struct worker *w)
+{
+	grow_stack();
+	if (read_file("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+		return;
+	for (char *line = maps_buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		unsigned long long start, end;
+		char perms[8] = { 0 };
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[0] == 'r' &&
+		    !strstr(line, "[vvar") && !strstr(line, "[vsyscall]") &&
+		    !in_regions(w, start, end)) {
+			for (unsigned long long a = start; a < end; a += 4096) {
+				volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
+				uint8_t v = *p;
+
+				if (perms[1] == 'w' && perms[3] == 'p')
+					*p = v;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+/*
+ * The PMD and PUD tables the process has, estimated from its mappings: one
+ * per 1 GiB and per 512 GiB range that some mapping meets (a range no
+ * mapping meets has had its tables freed by munmap).
+ */
+static int64_t upper_tables(void)
+{
+	uint64_t last_pmd = ~0ULL, last_pud = ~0ULL;
+	int64_t n = 0;
+
+	if (read_file("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+		return 0;
+	for (char *line = maps_buf; line && *line;) {
+		unsigned long long start, end;
+
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && end <= (1ULL << 47)) {
+			for (uint64_t g = start >> 30; g <= (end - 1) >> 30; g++)
+				if (g != last_pmd) {
+					n++;
+					last_pmd = g;
+				}
+			for (uint64_t g = start >> 39; g <= (end - 1) >> 39; g++)
+				if (g != last_pud) {
+					n++;
+					last_pud = g;
+				}
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return n;
+}
+
+static void read_figures(int64_t fig[THPS_NR_PROC_ITEMS])
+{
+	static const char *const rollup[] = { "Rss", "Pss", "Pss_Anon", "Shared_Clean",
+					      "Shared_Dirty", "Private_Clean", "Private_Dirty",
+					      "Anonymous", "AnonHugePages" };
+	static const char *const status[] = { "VmSize", "VmRSS", "RssAnon", "VmHWM", "VmPTE" };
+
+	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
+		fig[i] = 0;
+	if (read_file("/proc/self/smaps_rollup", proc_buf, sizeof(proc_buf)) > 0)
+		for (size_t i = 0; i < sizeof(rollup) / sizeof(rollup[0]); i++)
+			for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
+				if (!strcmp(thps_proc_item_name(k), rollup[i]))
+					find_field(proc_buf, rollup[i], ':', &fig[k]);
+	if (read_file("/proc/self/status", proc_buf, sizeof(proc_buf)) > 0)
+		for (size_t i = 0; i < sizeof(status) / sizeof(status[0]); i++)
+			for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
+				if (!strcmp(thps_proc_item_name(k), status[i]))
+					find_field(proc_buf, status[i], ':', &fig[k]);
+	/* VmPTE in a scenario counts PTE tables only (as the model's run does) */
+	fig[THPS_PROC_VmPTE] -= upper_tables() * 4;
+}
+
+/* What maps the page at addr: /proc/self/pagemap, then /proc/kpageflags. */
+static void page_state(const struct worker *w, uint64_t addr, struct reply *rep)
+{
+	uint64_t e = 0, flags = 0, pfn;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	rep->page_valid = 0;
+	if (fd < 0)
+		return;
+	if (pread(fd, &e, 8, (off_t)((addr >> 12) * 8)) != 8) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	if (!(e >> 63)) {
+		rep->page_state = PAGE_NONE;
+		rep->page_valid = 1;
+		return;
+	}
+	pfn = e & ((1ULL << 55) - 1);
+	if (!w->is_root || !pfn)
+		return; /* present, but only root sees the frame */
+	fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (pread(fd, &flags, 8, (off_t)(pfn * 8)) == 8) {
+		const uint64_t zero = 1ULL << 24, thp = 1ULL << 22;
+
+		rep->page_valid = 1;
+		if ((flags & zero) && (flags & thp))
+			rep->page_state = PAGE_HUGE_ZERO;
+		else if (flags & zero)
+			rep->page_state = PAGE_ZERO;
+		else if (flags & thp)
+			rep->page_state = PAGE_THP;
+		else
+			rep->page_state = PAGE_SMALL;
+	}
+	close(fd);
+}
+
+static void apply_emulation(const struct worker *w, uint64_t a, uint64_t len)
+{
+	if (w->emulate == EMU_HUGEPAGE)
+		madvise((void *)(uintptr_t)a, len, MADV_HUGEPAGE);
+	else if (w->emulate == EMU_NOHUGEPAGE)
+		madvise((void *)(uintptr_t)a, len, MADV_NOHUGEPAGE);
+}
+
+static int k_mmap(struct worker *w, const struct scn_step *st)
+{
+	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *p;
+	uint64_t a;
+
+	if (st->flags) {
+		p = mmap((void *)(uintptr_t)(w->addr[st->region2] + st->off2), st->len, prot,
+			 flags | MAP_FIXED, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		a = (uint64_t)(uintptr_t)p;
+	} else if (st->align > 4096) {
+		uint64_t aligned;
+
+		p = mmap(NULL, st->len + st->align, prot, flags, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		a = (uint64_t)(uintptr_t)p;
+		aligned = (a + st->align - 1) & ~(st->align - 1);
+		if (aligned > a)
+			munmap(p, aligned - a);
+		munmap((void *)(uintptr_t)(aligned + st->len), a + st->align - aligned);
+		a = aligned;
+	} else {
+		p = mmap(NULL, st->len, prot, flags, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		a = (uint64_t)(uintptr_t)p;
+	}
+	w->addr[st->region] = a;
+	w->len[st->region] = st->len;
+	apply_emulation(w, a, st->len);
+	return 0;
+}
+
+static int sys_ret(int r)
+{
+	return r ? -errno : 0;
+}
+
+/* Run one step; rep->minflt gets the faults it took. */
+static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	uint64_t a = st->region >= 0 ? w->addr[st->region] : 0;
+	int64_t f0 = minflt_now();
+	int err = 0;
+
+	switch (st->op) {
+	case SCN_MMAP:
+		err = k_mmap(w, st);
+		break;
+	case SCN_MUNMAP:
+		err = sys_ret(munmap((void *)(uintptr_t)(a + st->off), st->len));
+		break;
+	case SCN_MPROTECT:
+		err = sys_ret(mprotect((void *)(uintptr_t)(a + st->off), st->len, st->prot));
+		break;
+	case SCN_MADVISE: {
+		int adv = st->advice == THPS_MADV_DONTNEED ? MADV_DONTNEED :
+			  st->advice == THPS_MADV_FREE ? MADV_FREE :
+			  st->advice == THPS_MADV_HUGEPAGE ? MADV_HUGEPAGE :
+			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE : MADV_NORMAL;
+
+		err = sys_ret(madvise((void *)(uintptr_t)(a + st->off), st->len, adv));
+		break;
+	}
+	case SCN_MREMAP: {
+		int flags = ((st->flags & THPS_MREMAP_MAYMOVE) ? MREMAP_MAYMOVE : 0) |
+			    ((st->flags & THPS_MREMAP_FIXED) ? MREMAP_FIXED : 0);
+		void *to = st->region2 >= 0 ? (void *)(uintptr_t)(w->addr[st->region2] + st->off2) : NULL;
+		void *p = mremap((void *)(uintptr_t)a, st->len, st->len2, flags, to);
+
+		if (p == MAP_FAILED) {
+			err = -errno;
+		} else {
+			w->addr[st->region] = (uint64_t)(uintptr_t)p;
+			w->len[st->region] = st->len2;
+		}
+		break;
+	}
+	case SCN_READ: {
+		uint64_t bad = 0;
+
+		for (uint64_t o = 0; o < st->len; o += st->step)
+			bad += *(volatile uint8_t *)(uintptr_t)(a + st->off + o) != st->value;
+		rep->mismatches = bad;
+		break;
+	}
+	case SCN_WRITE:
+		for (uint64_t o = 0; o < st->len; o += st->step)
+			*(volatile uint8_t *)(uintptr_t)(a + st->off + o) = st->value;
+		break;
+	case SCN_PRCTL:
+		err = sys_ret(prctl(PR_SET_THP_DISABLE, st->value, 0, 0, 0));
+		break;
+	default:
+		break;
+	}
+	rep->minflt = minflt_now() - f0;
+	return err;
+}
+
+static void worker_loop(struct worker *w) __attribute__((noreturn));
+
+/* fork step: the child becomes the worker of process st->child. */
+static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2])
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct reply ready = { 0 };
+
+		w->idx = st->child;
+		w->fd = socks[st->child][1];
+		warm(w);
+		send_all(w->fd, &ready, sizeof(ready));
+		worker_loop(w);
+	}
+	warm(w); /* the runner's pages are shared with the child: copy them now */
+	return 0;
+}
+
+static int (*worker_socks)[2];
+
+static void worker_loop(struct worker *w)
+{
+	for (;;) {
+		struct cmd c;
+		struct reply rep;
+
+		if (recv_all(w->fd, &c, sizeof(c)))
+			_exit(0);
+		memset(&rep, 0, sizeof(rep));
+		switch (c.op) {
+		case CMD_STEP: {
+			const struct scn_step *st = &w->s->steps[c.step];
+
+			if (st->op == SCN_EXIT)
+				_exit(0);
+			if (st->op == SCN_FORK)
+				rep.err = k_fork(w, st, worker_socks);
+			else
+				rep.err = k_step(w, st, &rep);
+			break;
+		}
+		case CMD_FIGS:
+			read_figures(rep.fig);
+			break;
+		case CMD_PAGE:
+			page_state(w, w->addr[c.region] + c.off, &rep);
+			break;
+		case CMD_QUIT:
+			_exit(0);
+		}
+		if (send_all(w->fd, &rep, sizeof(rep)))
+			_exit(1);
+	}
+}
+
+/* ---- the controller ---- */
+struct kernel_run {
+	const struct scenario *s;
+	struct scn_result *r;
+	int socks[SCN_MAX_PROCS][2];
+	pid_t pids[SCN_MAX_PROCS];
+	int alive[SCN_MAX_PROCS];
+	int64_t base_fig[THPS_NR_PROC_ITEMS];
+	int64_t vm_base[THPS_NR_VM_ITEMS];
+	int64_t pgfault;      /* the sum of the steps' minflt */
+	int forked;
+	int hzp_comparable;
+	char hzp_why[96];
+	int is_root;
+};
+
+static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
+{
+	static char buf[1 << 14];
+
+	if (read_file("/proc/vmstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (int i = 0; i < THPS_NR_VM_ITEMS; i++) {
+		const char *name = thps_vm_item_name(i);
+
+		v[i] = 0;
+		if (name)
+			find_field(buf, name, ' ', &v[i]);
+	}
+	return 0;
+}
+
+/* The bracketed choice of a sysfs file like "always [madvise] never". */
+static int sysfs_choice(const char *file, char *out, size_t len)
+{
+	char buf[256], *a, *b;
+
+	if (read_file(file, buf, sizeof(buf)) <= 0)
+		return -1;
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (!a || !b) {
+		/* a plain value: "1\n" */
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = 0;
+		snprintf(out, len, "%s", buf);
+		return 0;
+	}
+	*b = 0;
+	snprintf(out, len, "%s", a + 1);
+	return 0;
+}
+
+static int skip(struct scn_result *r, const char *fmt, const char *a, const char *b)
+{
+	r->skipped = 1;
+	snprintf(r->skip_reason, sizeof(r->skip_reason), fmt, a, b);
+	return 0;
+}
+
+/* The effective PMD-THP mode: the per-size setting unless it inherits. */
+static void effective_mode(const char *global, const char *pmd, char *out, size_t len)
+{
+	snprintf(out, len, "%s", !strcmp(pmd, "inherit") || !*pmd ? global : pmd);
+}
+
+/* Decide how the scenario's settings run here: 0 and *emulate, or skipped. */
+static int plan_settings(const struct scenario *s, struct scn_result *r, int *emulate)
+{
+	char global[32] = "", pmd[32] = "", want_global[32], want_pmd[32] = "inherit", have[32],
+	     want[32];
+
+	*emulate = EMU_NONE;
+	if (sysfs_choice(SYS_THP "enabled", global, sizeof(global)))
+		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", SYS_THP,
+			    "enabled");
+	sysfs_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+	snprintf(want_global, sizeof(want_global), "%s", "madvise"); /* the model's default */
+	if (s->has_late_set)
+		return skip(r, "%s%s", "a knob set after the first step cannot be emulated on the kernel",
+			    "");
+	for (int i = 0; i < s->nsteps; i++) {
+		const struct scn_step *st = &s->steps[i];
+		char path[160];
+
+		if (st->op != SCN_SET)
+			continue;
+		if (!strcmp(st->knob, "transparent_hugepage/enabled")) {
+			snprintf(want_global, sizeof(want_global), "%s", st->knob_value);
+			continue;
+		}
+		if (!strcmp(st->knob, "transparent_hugepage/hugepages-2048kB/enabled")) {
+			snprintf(want_pmd, sizeof(want_pmd), "%s", st->knob_value);
+			continue;
+		}
+		if (!strncmp(st->knob, "thpsim/", 7)) {
+			static const char *const ok[][2] = {
+				{ "thpsim/kernel", "6.18" },
+				{ "thpsim/kernel", "6.13" },
+				{ "thpsim/huge_zero_page_lifetime", "per-mm" },
+				{ "thpsim/huge_zero_wp", "alloc-or-split" },
+				{ "thpsim/thp_cow", "split" },
+			};
+			int fine = 0;
+
+			for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
+				fine |= !strcmp(ok[k][0], st->knob) && !strcmp(ok[k][1], st->knob_value);
+			if (!fine)
+				return skip(r, "%s=%s is not how this Linux 6.18 kernel behaves",
+					    st->knob, st->knob_value);
+			continue;
+		}
+		if (strncmp(st->knob, "transparent_hugepage/", 21))
+			return skip(r, "unknown knob %s%s", st->knob, "");
+		snprintf(path, sizeof(path), "%s%s", SYS_THP, st->knob + 21);
+		if (sysfs_choice(path, have, sizeof(have)))
+			return skip(r, "this kernel has no %s%s", path, "");
+		if (strcmp(have, st->knob_value)) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "this machine has %s=%s, the scenario needs %s", st->knob,
+				 have, st->knob_value);
+			return skip(r, "%s (the kernel side never writes /sys)%s", why, "");
+		}
+	}
+	effective_mode(global, pmd, have, sizeof(have));
+	effective_mode(want_global, want_pmd, want, sizeof(want));
+	if (!strcmp(have, want))
+		return 0;
+	if (!strcmp(want, "never"))
+		*emulate = EMU_DISABLE;
+	else if (!strcmp(want, "always") && !strcmp(have, "madvise"))
+		*emulate = EMU_HUGEPAGE;
+	else if (!strcmp(want, "madvise") && !strcmp(have, "always"))
+		*emulate = EMU_NOHUGEPAGE;
+	else
+		return skip(r, "THP is '%s' here and cannot emulate '%s'", have, want);
+	return 0;
+}
+
+/*
+ * Is thp_zero_page_alloc comparable?  Free an unused huge zero page
+ * (drop_caches), then see whether a read fault allocates one: if it does,
+ * nobody else held one, and it is freed again before the scenario.
+ */
+static void probe_huge_zero(struct kernel_run *k, int emulate)
+{
+	int64_t v0[THPS_NR_VM_ITEMS], v1[THPS_NR_VM_ITEMS];
+	pid_t pid;
+	int status;
+
+	k->hzp_comparable = 0;
+	if (!k->is_root) {
+		snprintf(k->hzp_why, sizeof(k->hzp_why), "needs root to drop caches");
+		return;
+	}
+	if (emulate == EMU_DISABLE) {
+		k->hzp_comparable = 1; /* no huge zero page can be used at all */
+		return;
+	}
+	write_file("/proc/sys/vm/drop_caches", "2");
+	read_vmstat(v0);
+	pid = fork();
+	if (pid == 0) {
+		char *p = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *a = (char *)(((uintptr_t)p + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+
+		if (p != MAP_FAILED) {
+			madvise(a, 2 << 20, MADV_HUGEPAGE);
+			(void)*(volatile char *)a;
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	read_vmstat(v1);
+	write_file("/proc/sys/vm/drop_caches", "2");
+	if (v1[THPS_VM_thp_zero_page_alloc] > v0[THPS_VM_thp_zero_page_alloc]) {
+		k->hzp_comparable = 1;
+		return;
+	}
+	snprintf(k->hzp_why, sizeof(k->hzp_why),
+		 "another process holds the huge zero page, so it exists before the run");
+}
+
+static int talk(struct kernel_run *k, int proc, const struct cmd *c, struct reply *rep)
+{
+	if (send_all(k->socks[proc][0], c, sizeof(*c)) ||
+	    recv_all(k->socks[proc][0], rep, sizeof(*rep)))
+		return -1;
+	return 0;
+}
+
+static int valid_proc_item(const struct kernel_run *k, int proc, int item, char *why, size_t len)
+{
+	switch (item) {
+	case THPS_PROC_VmPTE:
+	case THPS_PROC_VmHWM:
+		if (proc) {
+			snprintf(why, len, "a forked runner's own tables and peak are not the scenario's");
+			return 0;
+		}
+		return 1;
+	case THPS_PROC_Pss:
+	case THPS_PROC_Pss_Anon:
+	case THPS_PROC_Shared_Clean:
+	case THPS_PROC_Private_Clean:
+		if (k->forked) {
+			snprintf(why, len, "after fork the runner's own file pages are shared");
+			return 0;
+		}
+		return 1;
+	case THPS_PROC_VmSize:
+		snprintf(why, len, "the runner's own mappings");
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static int proc_value(struct kernel_run *k, int proc, int item, int64_t *v, char *why, size_t len)
+{
+	struct cmd c = { .op = CMD_FIGS };
+	struct reply rep;
+
+	if (!k->alive[proc]) {
+		*v = 0;
+		return 1;
+	}
+	if (talk(k, proc, &c, &rep)) {
+		snprintf(why, len, "the worker did not answer");
+		return 0;
+	}
+	*v = rep.fig[item] - k->base_fig[item];
+	return valid_proc_item(k, proc, item, why, len);
+}
+
+static int vm_value(struct kernel_run *k, int item, int64_t *v, char *why, size_t len)
+{
+	int64_t now[THPS_NR_VM_ITEMS];
+
+	if (item == THPS_VM_pgfault) {
+		*v = k->pgfault;
+		return 1;
+	}
+	read_vmstat(now);
+	*v = now[item] - k->vm_base[item];
+	if (item == THPS_VM_thp_zero_page_alloc && !k->hzp_comparable) {
+		snprintf(why, len, "%s", k->hzp_why);
+		return 0;
+	}
+	if (item > THPS_NR_VM_EVENTS) {
+		snprintf(why, len, "a system-wide gauge moved by the runner and other processes");
+		return 0;
+	}
+	return 1;
+}
+
+static int figure(struct kernel_run *k, const struct scn_figure *f, int64_t *v, char *why,
+		  size_t len)
+{
+	switch (f->kind) {
+	case FIG_PROC:
+		return proc_value(k, f->proc, f->item, v, why, len);
+	case FIG_VMSTAT:
+		return vm_value(k, f->item, v, why, len);
+	case FIG_MEMINFO:
+		*v = 0;
+		snprintf(why, len, "meminfo is system-wide");
+		return 0;
+	case FIG_PAGE: {
+		struct cmd c = { .op = CMD_PAGE, .region = f->region, .off = f->off };
+		struct reply rep;
+
+		*v = PAGE_NONE;
+		if (!k->alive[f->proc] || talk(k, f->proc, &c, &rep)) {
+			snprintf(why, len, "the process has exited");
+			return 0;
+		}
+		*v = rep.page_state;
+		if (!rep.page_valid)
+			snprintf(why, len, "needs root to read /proc/kpageflags");
+		return rep.page_valid;
+	}
+	}
+	return 0;
+}
+
+static void record_standard(struct kernel_run *k, int line, const char *what)
+{
+	char key[128], why[96];
+
+	for (int p = 0; p < k->s->nprocs; p++) {
+		if (!k->alive[p])
+			continue;
+		for (int i = 0; i < scn_report_nproc_items; i++) {
+			int item = scn_report_proc_items[i];
+			int64_t v = 0;
+			int valid = proc_value(k, p, item, &v, why, sizeof(why));
+
+			snprintf(key, sizeof(key), "%s: %s.%s", what, k->s->procs[p], thps_proc_item_name(item));
+			scn_add_value(k->r, line, key, v, valid, why);
+		}
+	}
+	for (int i = 0; i < scn_report_nvm_items; i++) {
+		int item = scn_report_vm_items[i];
+		int64_t v = 0;
+		int valid = vm_value(k, item, &v, why, sizeof(why));
+
+		snprintf(key, sizeof(key), "%s: vmstat %s", what, thps_vm_item_name(item));
+		scn_add_value(k->r, line, key, v, valid, why);
+	}
+}
+
+static int step_failed(struct kernel_run *k, const struct scn_step *st, const char *what)
+{
+	k->r->error = 1;
+	snprintf(k->r->error_msg, sizeof(k->r->error_msg), "%s:%d: '%s' failed on the kernel: %s",
+		 k->s->path, st->line, st->text, what);
+	return -1;
+}
+
+static int control_step(struct kernel_run *k, int i)
+{
+	const struct scn_step *st = &k->s->steps[i];
+	struct cmd c = { .op = CMD_STEP, .step = i };
+	struct reply rep;
+
+	switch (st->op) {
+	case SCN_SET:
+	case SCN_PROC:
+		return 0;
+	case SCN_SHRINK:
+		if (write_file("/proc/sys/vm/drop_caches", "2"))
+			return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
+		return 0;
+	case SCN_EXPECT: {
+		char name[96], key[128], why[96] = "";
+		int64_t v = 0;
+		int valid = figure(k, &st->fig, &v, why, sizeof(why));
+
+		scn_figure_name(k->s, &st->fig, name, sizeof(name));
+		snprintf(key, sizeof(key), "line %d: %s", st->line, name);
+		scn_add_value(k->r, st->line, key, v, valid, why);
+		scn_add_expect(k->r, st, v, valid);
+		return 0;
+	}
+	case SCN_REPORT: {
+		char what[32];
+
+		snprintf(what, sizeof(what), "line %d report", st->line);
+		record_standard(k, st->line, what);
+		return 0;
+	}
+	case SCN_EXIT: {
+		int status;
+
+		send_all(k->socks[st->proc][0], &c, sizeof(c));
+		waitpid(k->pids[st->proc], &status, 0);
+		k->alive[st->proc] = 0;
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (talk(k, st->proc, &c, &rep))
+		return step_failed(k, st, "the worker died");
+	if (rep.err)
+		return step_failed(k, st, strerror(-rep.err));
+	k->pgfault += rep.minflt;
+	if (st->op == SCN_FORK) {
+		struct reply ready;
+
+		/* the child's pid: it is the newest child of the parent worker,
+		 * reaped by it; the controller only needs its socket */
+		if (recv_all(k->socks[st->child][0], &ready, sizeof(ready)))
+			return step_failed(k, st, "the child worker did not start");
+		k->alive[st->child] = 1;
+		k->pids[st->child] = -1;
+		k->forked = 1;
+	}
+	if (st->op == SCN_READ && st->has_value) {
+		struct scn_step e = *st;
+		char key[128];
+
+		e.cmp = CMP_EQ;
+		e.expect = 0;
+		scn_add_expect(k->r, &e, (int64_t)rep.mismatches, 1);
+		snprintf(key, sizeof(key), "line %d: bytes that differ from %#x", st->line, st->value);
+		scn_add_value(k->r, st->line, key, (int64_t)rep.mismatches, 1, NULL);
+	}
+	return 0;
+}
+
+int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
+{
+	struct kernel_run k = { .s = s, .r = r };
+	struct worker w = { .s = s };
+	int emulate, status;
+	struct reply ready;
+
+	scn_result_init(r);
+	if (plan_settings(s, r, &emulate) || r->skipped)
+		return 0;
+	k.is_root = geteuid() == 0;
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
+			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
+	probe_huge_zero(&k, emulate);
+	for (int p = 0; p < s->nprocs; p++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, k.socks[p])) {
+			r->error = 1;
+			snprintf(r->error_msg, sizeof(r->error_msg), "socketpair: %s", strerror(errno));
+			return -1;
+		}
+	}
+	fflush(NULL);
+	k.pids[0] = fork();
+	if (k.pids[0] < 0) {
+		r->error = 1;
+		snprintf(r->error_msg, sizeof(r->error_msg), "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (k.pids[0] == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		w.idx = 0;
+		w.fd = k.socks[0][1];
+		w.is_root = k.is_root;
+		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
+		worker_socks = k.socks;
+		if (emulate == EMU_DISABLE)
+			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		warm(&w);
+		send_all(w.fd, &ready, sizeof(ready));
+		worker_loop(&w);
+	}
+	k.alive[0] = 1;
+	if (recv_all(k.socks[0][0], &ready, sizeof(ready))) {
+		r->error = 1;
+		snprintf(r->error_msg, sizeof(r->error_msg), "the worker did not start");
+		return -1;
+	}
+	{
+		struct cmd c = { .op = CMD_FIGS };
+		struct reply rep;
+
+		talk(&k, 0, &c, &rep);
+		memcpy(k.base_fig, rep.fig, sizeof(k.base_fig));
+	}
+	read_vmstat(k.vm_base);
+	for (int i = 0; i < s->nsteps; i++)
+		if (control_step(&k, i))
+			break;
+	if (!r->error)
+		record_standard(&k, 0, "end");
+	for (int p = 0; p < s->nprocs; p++) {
+		struct cmd c = { .op = CMD_QUIT };
+
+		if (k.alive[p])
+			send_all(k.socks[p][0], &c, sizeof(c));
+		close(k.socks[p][0]);
+		close(k.socks[p][1]);
+	}
+	waitpid(k.pids[0], &status, 0);
+	return r->error ? -1 : 0;
+}

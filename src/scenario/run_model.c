@@ -1,0 +1,322 @@
+/*
+ * run_model.c - running a scenario in the model.
+ *
+ * Each step becomes the library call it names on a fresh machine; regions
+ * are remembered per process (a fork copies them, mremap moves them).  A
+ * mapping with align=A is made as a careful program does it: mmap A more,
+ * then unmap the unaligned head and tail, so the kernel run can do exactly
+ * the same.  Expectations, reports and the end of the run record named
+ * values (scenario.h) that validate compares with the kernel's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/report.h"
+#include "scenario.h"
+
+struct model_run {
+	const struct scenario *s;
+	struct scn_result *r;
+	const struct cli_sets *sets;
+	thps_machine *m;
+	thps_proc *procs[SCN_MAX_PROCS];
+	uint64_t addr[SCN_MAX_PROCS][SCN_MAX_REGIONS];
+	uint64_t base[THPS_NR_VM_ITEMS];
+	uint64_t meminfo0[THPS_NR_MEMINFO_ITEMS];
+	FILE *json;
+	int nreports;
+};
+
+static int step_error(struct model_run *x, const struct scn_step *st, int err)
+{
+	x->r->error = 1;
+	snprintf(x->r->error_msg, sizeof(x->r->error_msg), "%s:%d: '%s' failed: %s (%s)",
+		 x->s->path, st->line, st->text, strerror(-err), thps_last_error(x->m));
+	return err;
+}
+
+static int overridden(const struct cli_sets *sets, const char *knob)
+{
+	for (int i = 0; sets && i < sets->n; i++)
+		if (!strcmp(sets->name[i], knob))
+			return 1;
+	return 0;
+}
+
+/* VmPTE in a scenario counts PTE tables only: where the upper levels are
+ * depends on the runner's own mappings on the kernel (docs/scenarios.md). */
+static int64_t proc_figure(struct model_run *x, int proc, int item)
+{
+	uint64_t v[THPS_NR_PROC_ITEMS];
+
+	if (!x->procs[proc] || thps_proc_figures(x->procs[proc], v))
+		return 0;
+	if (item == THPS_PROC_VmPTE) {
+		uint64_t pte, upper;
+
+		thps_proc_pgtables(x->procs[proc], &pte, &upper);
+		return (int64_t)(pte * (THPS_PAGE_SIZE >> 10));
+	}
+	return (int64_t)v[item];
+}
+
+static int64_t vm_figure(struct model_run *x, int item)
+{
+	uint64_t v[THPS_NR_VM_ITEMS];
+
+	thps_vmstat(x->m, v);
+	return (int64_t)(v[item] - x->base[item]);
+}
+
+static int page_state(struct model_run *x, int proc, int region, uint64_t off)
+{
+	struct thps_pageinfo pi;
+
+	if (!x->procs[proc] || thps_pageinfo(x->procs[proc], x->addr[proc][region] + off, &pi) ||
+	    !pi.present)
+		return PAGE_NONE;
+	if (pi.huge_zero)
+		return PAGE_HUGE_ZERO;
+	if (pi.zero_page)
+		return PAGE_ZERO;
+	return pi.thp ? PAGE_THP : PAGE_SMALL;
+}
+
+static int64_t figure_value(struct model_run *x, const struct scn_figure *f)
+{
+	switch (f->kind) {
+	case FIG_PROC:
+		return proc_figure(x, f->proc, f->item);
+	case FIG_VMSTAT:
+		return vm_figure(x, f->item);
+	case FIG_MEMINFO: {
+		uint64_t mi[THPS_NR_MEMINFO_ITEMS];
+
+		thps_meminfo(x->m, mi);
+		return f->item == THPS_MEM_MemTotal ? (int64_t)mi[f->item]
+						    : (int64_t)(mi[f->item] - x->meminfo0[f->item]);
+	}
+	case FIG_PAGE:
+		return page_state(x, f->proc, f->region, f->off);
+	}
+	return 0;
+}
+
+/* The standard values of a report or of the end: per live process, then
+ * the THP counters. */
+static void record_standard(struct model_run *x, int line, const char *what)
+{
+	char key[128];
+
+	for (int p = 0; p < x->s->nprocs; p++) {
+		if (!x->procs[p])
+			continue;
+		for (int i = 0; i < scn_report_nproc_items; i++) {
+			int item = scn_report_proc_items[i];
+
+			snprintf(key, sizeof(key), "%s: %s.%s", what, x->s->procs[p], thps_proc_item_name(item));
+			scn_add_value(x->r, line, key, proc_figure(x, p, item), 1, NULL);
+		}
+	}
+	for (int i = 0; i < scn_report_nvm_items; i++) {
+		int item = scn_report_vm_items[i];
+
+		snprintf(key, sizeof(key), "%s: vmstat %s", what, thps_vm_item_name(item));
+		scn_add_value(x->r, line, key, vm_figure(x, item), 1, NULL);
+	}
+}
+
+static void write_report(struct model_run *x, int line, const char *label)
+{
+	thps_proc *procs[SCN_MAX_PROCS];
+	const char *names[SCN_MAX_PROCS];
+	struct report rep;
+	struct json j;
+	int n = 0;
+
+	if (!x->json)
+		return;
+	for (int p = 0; p < x->s->nprocs; p++)
+		if (x->procs[p]) {
+			procs[n] = x->procs[p];
+			names[n++] = x->s->procs[p];
+		}
+	report_take(&rep, x->m, x->base, procs, names, n);
+	json_init(&j, x->json, 0);
+	j.depth = 1; /* inside the caller's array */
+	j.first[1] = x->nreports++ == 0;
+	json_begin_object(&j, NULL);
+	json_int(&j, "line", line);
+	json_string(&j, "label", label);
+	report_json(&j, "report", &rep);
+	json_end_object(&j);
+}
+
+static int do_mmap(struct model_run *x, const struct scn_step *st)
+{
+	thps_proc *p = x->procs[st->proc];
+	const int flags = THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS;
+	uint64_t a, fixed = 0;
+	int err;
+
+	if (st->flags) {
+		fixed = x->addr[st->proc][st->region2] + st->off2;
+		err = thps_mmap(p, fixed, st->len, st->prot, flags | THPS_MAP_FIXED, &a);
+	} else if (st->align > THPS_PAGE_SIZE) {
+		uint64_t aligned;
+
+		err = thps_mmap(p, 0, st->len + st->align, st->prot, flags, &a);
+		if (err)
+			return err;
+		aligned = (a + st->align - 1) & ~(st->align - 1);
+		if (aligned > a && (err = thps_munmap(p, a, aligned - a)))
+			return err;
+		if (a + st->align > aligned &&
+		    (err = thps_munmap(p, aligned + st->len, a + st->align - aligned)))
+			return err;
+		a = aligned;
+	} else {
+		err = thps_mmap(p, 0, st->len, st->prot, flags, &a);
+	}
+	if (!err)
+		x->addr[st->proc][st->region] = a;
+	return err;
+}
+
+static int run_step(struct model_run *x, const struct scn_step *st)
+{
+	thps_proc *p = x->procs[st->proc];
+	uint64_t a = x->addr[st->proc][st->region >= 0 ? st->region : 0];
+
+	switch (st->op) {
+	case SCN_SET:
+		if (overridden(x->sets, st->knob))
+			return 0;
+		return thps_knob_set(x->m, st->knob, st->knob_value);
+	case SCN_MMAP:
+		return do_mmap(x, st);
+	case SCN_MUNMAP:
+		return thps_munmap(p, a + st->off, st->len);
+	case SCN_MPROTECT:
+		return thps_mprotect(p, a + st->off, st->len, st->prot);
+	case SCN_MADVISE:
+		return thps_madvise(p, a + st->off, st->len, st->advice);
+	case SCN_MREMAP: {
+		uint64_t to = st->region2 >= 0 ? x->addr[st->proc][st->region2] + st->off2 : 0, out;
+		int err = thps_mremap(p, a, st->len, st->len2, st->flags, to, &out);
+
+		if (!err)
+			x->addr[st->proc][st->region] = out;
+		return err;
+	}
+	case SCN_READ:
+	case SCN_WRITE: {
+		struct thps_touch t = { .addr = a + st->off, .len = st->len, .step = st->step,
+					.op = st->op == SCN_WRITE ? THPS_TOUCH_WRITE : THPS_TOUCH_READ,
+					.value = st->value, .check = st->op == SCN_READ && st->has_value };
+		int err = thps_touch(p, &t);
+
+		if (!err && t.check) {
+			struct scn_step e = *st;
+			char key[128];
+
+			e.cmp = CMP_EQ;
+			e.expect = 0;
+			scn_add_expect(x->r, &e, (int64_t)t.mismatches, 1);
+			snprintf(key, sizeof(key), "line %d: bytes that differ from %#x", st->line, st->value);
+			scn_add_value(x->r, st->line, key, (int64_t)t.mismatches, 1, NULL);
+		}
+		return err;
+	}
+	case SCN_FORK: {
+		int err = thps_fork(p, &x->procs[st->child]);
+
+		if (!err)
+			memcpy(x->addr[st->child], x->addr[st->proc], sizeof(x->addr[0]));
+		return err;
+	}
+	case SCN_EXIT:
+		thps_exit(p);
+		x->procs[st->proc] = NULL;
+		return 0;
+	case SCN_SHRINK:
+		thps_drop_caches(x->m);
+		return 0;
+	case SCN_PRCTL:
+		return thps_prctl_thp_disable(p, st->value);
+	case SCN_EXPECT: {
+		int64_t v = figure_value(x, &st->fig);
+		char name[96], key[128];
+
+		scn_figure_name(x->s, &st->fig, name, sizeof(name));
+		snprintf(key, sizeof(key), "line %d: %s", st->line, name);
+		scn_add_value(x->r, st->line, key, v, 1, NULL);
+		scn_add_expect(x->r, st, v, 1);
+		return 0;
+	}
+	case SCN_REPORT: {
+		char what[32];
+
+		snprintf(what, sizeof(what), "line %d report", st->line);
+		record_standard(x, st->line, what);
+		write_report(x, st->line, st->knob[0] ? st->knob : what);
+		return 0;
+	}
+	case SCN_PROC:
+		return 0;
+	}
+	return 0;
+}
+
+int scenario_run_model(const struct scenario *s, const struct cli_sets *sets, struct scn_result *r)
+{
+	struct model_run x = { .s = s, .r = r, .sets = sets };
+	struct thps_config cfg = { .ram_bytes = 4ULL << 30 };
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	scn_result_init(r);
+	err = thps_machine_new(&cfg, &x.m);
+	if (err) {
+		r->error = 1;
+		snprintf(r->error_msg, sizeof(r->error_msg), "cannot create the machine: %s", strerror(-err));
+		return err;
+	}
+	if (sets && (err = cli_apply_sets(x.m, sets)))
+		goto out;
+	err = thps_proc_new(x.m, &x.procs[0]);
+	if (err)
+		goto out;
+	thps_vmstat(x.m, x.base);
+	thps_meminfo(x.m, x.meminfo0);
+	x.json = open_memstream(&buf, &len);
+	for (int i = 0; i < s->nsteps; i++) {
+		err = run_step(&x, &s->steps[i]);
+		if (err) {
+			step_error(&x, &s->steps[i], err);
+			break;
+		}
+	}
+	if (!err) {
+		record_standard(&x, 0, "end");
+		write_report(&x, 0, "end");
+	}
+	if (x.json) {
+		fclose(x.json);
+		r->reports_json = buf;
+		r->reports_len = len;
+	}
+out:
+	for (int p = 0; p < s->nprocs; p++)
+		if (x.procs[p])
+			thps_exit(x.procs[p]);
+	if (err && !r->error) {
+		r->error = 1;
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s: %s", s->path, thps_last_error(x.m));
+	}
+	thps_machine_free(x.m);
+	return err;
+}

@@ -1,0 +1,164 @@
+/*
+ * scenario.h - the scenario language: what a program does to its memory,
+ * step by step, and what it expects to see (docs/scenarios.md).
+ *
+ * A scenario is parsed once into steps; the same steps then run in the
+ * model (run_model.c) and on the running kernel (run_kernel.c).  Both runs
+ * produce the same list of named values — one per expectation, a standard
+ * set per report and at the end — so that validate can compare them figure
+ * by figure.
+ */
+#ifndef THPSIM_SCENARIO_H
+#define THPSIM_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "thpsim.h"
+
+#define SCN_MAX_REGIONS 32
+#define SCN_MAX_PROCS 16
+#define SCN_NAME_MAX 32
+
+enum scn_op {
+	SCN_SET,
+	SCN_MMAP,
+	SCN_MUNMAP,
+	SCN_MPROTECT,
+	SCN_MADVISE,
+	SCN_MREMAP,
+	SCN_READ,
+	SCN_WRITE,
+	SCN_FORK,
+	SCN_PROC,
+	SCN_EXIT,
+	SCN_SHRINK,
+	SCN_PRCTL,
+	SCN_EXPECT,
+	SCN_REPORT,
+};
+
+/* What an expectation (or a reported value) is about. */
+enum scn_figure_kind {
+	FIG_PROC,    /* a process's smaps_rollup/status figure, kB */
+	FIG_VMSTAT,  /* a /proc/vmstat item counted from the start */
+	FIG_MEMINFO, /* a /proc/meminfo field, kB */
+	FIG_PAGE,    /* what maps one page: enum scn_page_state */
+};
+
+enum scn_page_state {
+	PAGE_NONE,      /* not mapped */
+	PAGE_ZERO,      /* the 4 KiB zero page */
+	PAGE_HUGE_ZERO, /* the huge zero page */
+	PAGE_THP,       /* a page of a transparent huge page */
+	PAGE_SMALL,     /* a 4 KiB anonymous page */
+	NR_PAGE_STATES
+};
+extern const char *const scn_page_state_names[NR_PAGE_STATES];
+
+enum scn_cmp { CMP_EQ, CMP_NE, CMP_LE, CMP_GE, CMP_LT, CMP_GT };
+
+struct scn_figure {
+	enum scn_figure_kind kind;
+	int item;   /* enum thps_proc_item / thps_vm_item / thps_meminfo_item */
+	int proc;   /* FIG_PROC, FIG_PAGE: the process */
+	int region; /* FIG_PAGE */
+	uint64_t off;
+};
+
+struct scn_step {
+	int line;
+	enum scn_op op;
+	int proc;            /* the process the step runs in */
+	int region, region2; /* -1 when absent */
+	uint64_t off, len, len2, step, align, off2;
+	int prot;
+	int advice;
+	int flags;           /* mremap flags; mmap/mremap: has a fixed target */
+	uint8_t value;
+	int has_value;
+	int child;           /* fork: the new process */
+	char knob[96];
+	char knob_value[32];
+	struct scn_figure fig;
+	enum scn_cmp cmp;
+	int64_t expect;
+	char text[160];      /* the source line, for messages */
+};
+
+struct scenario {
+	char path[256];
+	char name[96];
+	int nsteps, cap;
+	struct scn_step *steps;
+	int nregions;
+	char regions[SCN_MAX_REGIONS][SCN_NAME_MAX];
+	int nprocs;
+	char procs[SCN_MAX_PROCS][SCN_NAME_MAX];
+	/* the knobs set before the first operation (the kernel side needs them) */
+	int nsets_before_ops;
+	int has_late_set;
+};
+
+/* Parse a file; on error print "file:line:column: message" to err and
+ * return -1.  scenario_free releases what parsing allocated. */
+int scenario_parse_file(const char *path, struct scenario *s, FILE *err);
+int scenario_parse_string(const char *name, const char *text, struct scenario *s, FILE *err);
+void scenario_free(struct scenario *s);
+
+/* ---- results: the named values a run produces ---- */
+struct scn_value {
+	int line;           /* the step that produced it */
+	char key[128];      /* "line 12: vmstat thp_split_pmd", unique in a run */
+	int64_t v;
+	int valid;          /* 0: could not be measured here (see why) */
+	char why[96];
+};
+
+struct scn_expect_result {
+	int line;
+	int ok;
+	int valid;
+	int64_t got;
+	char text[160];
+};
+
+struct scn_result {
+	int skipped;
+	char skip_reason[256];
+	int error;               /* a step failed unexpectedly */
+	char error_msg[1024];
+	int nvalues, cap_values;
+	struct scn_value *values;
+	int nexpects, cap_expects;
+	struct scn_expect_result *expects;
+	int failed_expects;
+	/* JSON of the reports, written as the run goes (may be NULL) */
+	char *reports_json;
+	size_t reports_len;
+};
+
+void scn_result_init(struct scn_result *r);
+void scn_result_free(struct scn_result *r);
+void scn_add_value(struct scn_result *r, int line, const char *key, int64_t v, int valid,
+		   const char *why);
+void scn_add_expect(struct scn_result *r, const struct scn_step *st, int64_t got, int valid);
+int scn_compare(enum scn_cmp c, int64_t a, int64_t b);
+const char *scn_cmp_name(enum scn_cmp c);
+/* "Rss", "vmstat thp_split_pmd", "child.AnonHugePages", "page A+0x1000" */
+void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char *buf, size_t len);
+
+/* Run in the model.  "sets" (NAME=VALUE) override the file's knobs. */
+struct cli_sets;
+int scenario_run_model(const struct scenario *s, const struct cli_sets *sets,
+		       struct scn_result *r);
+/* Run on the running kernel; a scenario that cannot run here is skipped. */
+int scenario_run_kernel(const struct scenario *s, struct scn_result *r);
+
+/* The figures each report (and the end) records, per process. */
+extern const int scn_report_proc_items[];
+extern const int scn_report_nproc_items;
+extern const int scn_report_vm_items[];
+extern const int scn_report_nvm_items;
+
+#endif
