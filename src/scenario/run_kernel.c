@@ -29,7 +29,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -53,6 +55,7 @@ struct cmd {
 
 struct reply {
 	int err;
+	int pid;           /* fork: the child's */
 	int64_t minflt;
 	uint64_t mismatches;
 	int page_state;
@@ -190,13 +193,23 @@ static void warm(const struct worker *w)
 		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[0] == 'r' &&
 		    !strstr(line, "[vvar") && !strstr(line, "[vsyscall]") &&
 		    !in_regions(w, start, end)) {
+			/* read-only private file data (relro, rodata): copy it now,
+			 * or after a fork it stays shared and moves between the
+			 * processes' Private_* and Shared_* figures */
+			int ro_data = !strcmp(perms, "r--p") && strchr(line, '/');
+			void *s0 = (void *)(uintptr_t)start;
+
+			if (ro_data && mprotect(s0, end - start, PROT_READ | PROT_WRITE))
+				ro_data = 0;
 			for (unsigned long long a = start; a < end; a += 4096) {
 				volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
 				uint8_t v = *p;
 
-				if (perms[1] == 'w' && perms[3] == 'p')
+				if ((perms[1] == 'w' && perms[3] == 'p') || ro_data)
 					*p = v;
 			}
+			if (ro_data)
+				mprotect(s0, end - start, PROT_READ);
 		}
 		line = nl ? nl + 1 : NULL;
 	}
@@ -414,12 +427,13 @@ static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep
 static void worker_loop(struct worker *w) __attribute__((noreturn));
 
 /* fork step: the child becomes the worker of process st->child. */
-static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2])
+static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2], struct reply *rep)
 {
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return -errno;
+	rep->pid = pid;
 	if (pid == 0) {
 		struct reply ready = { 0 };
 
@@ -451,7 +465,7 @@ static void worker_loop(struct worker *w)
 			if (st->op == SCN_EXIT)
 				_exit(0);
 			if (st->op == SCN_FORK)
-				rep.err = k_fork(w, st, worker_socks);
+				rep.err = k_fork(w, st, worker_socks, &rep);
 			else
 				rep.err = k_step(w, st, &rep);
 			break;
@@ -476,6 +490,7 @@ struct kernel_run {
 	struct scn_result *r;
 	int socks[SCN_MAX_PROCS][2];
 	pid_t pids[SCN_MAX_PROCS];
+	int pidfd[SCN_MAX_PROCS]; /* to wait for a worker that is not our child */
 	int alive[SCN_MAX_PROCS];
 	int64_t base_fig[THPS_NR_PROC_ITEMS];
 	int64_t vm_base[THPS_NR_VM_ITEMS];
@@ -657,6 +672,26 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		 "another process holds the huge zero page, so it exists before the run");
 }
 
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Wait until a worker has exited (its address space torn down). */
+static void wait_exit(struct kernel_run *k, int proc)
+{
+	struct pollfd pfd = { .fd = k->pidfd[proc], .events = POLLIN };
+
+	if (k->pidfd[proc] >= 0) {
+		poll(&pfd, 1, 30000);
+		close(k->pidfd[proc]);
+		k->pidfd[proc] = -1;
+	}
+	if (proc == 0)
+		waitpid(k->pids[0], NULL, 0);
+	k->alive[proc] = 0;
+}
+
 static int talk(struct kernel_run *k, int proc, const struct cmd *c, struct reply *rep)
 {
 	if (send_all(k->socks[proc][0], c, sizeof(*c)) ||
@@ -826,14 +861,10 @@ static int control_step(struct kernel_run *k, int i)
 		record_standard(k, st->line, what);
 		return 0;
 	}
-	case SCN_EXIT: {
-		int status;
-
+	case SCN_EXIT:
 		send_all(k->socks[st->proc][0], &c, sizeof(c));
-		waitpid(k->pids[st->proc], &status, 0);
-		k->alive[st->proc] = 0;
+		wait_exit(k, st->proc);
 		return 0;
-	}
 	default:
 		break;
 	}
@@ -845,12 +876,11 @@ static int control_step(struct kernel_run *k, int i)
 	if (st->op == SCN_FORK) {
 		struct reply ready;
 
-		/* the child's pid: it is the newest child of the parent worker,
-		 * reaped by it; the controller only needs its socket */
+		k->pids[st->child] = rep.pid;
+		k->pidfd[st->child] = pidfd_open_(rep.pid);
 		if (recv_all(k->socks[st->child][0], &ready, sizeof(ready)))
 			return step_failed(k, st, "the child worker did not start");
 		k->alive[st->child] = 1;
-		k->pids[st->child] = -1;
 		k->forked = 1;
 	}
 	if (st->op == SCN_READ && st->has_value) {
@@ -877,6 +907,8 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 	if (plan_settings(s, r, &emulate) || r->skipped)
 		return 0;
 	k.is_root = geteuid() == 0;
+	for (int p = 0; p < SCN_MAX_PROCS; p++)
+		k.pidfd[p] = -1;
 	for (int i = 0; i < s->nsteps; i++)
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
@@ -897,6 +929,7 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 	}
 	if (k.pids[0] == 0) {
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_IGN); /* forked workers reap themselves */
 		w.idx = 0;
 		w.fd = k.socks[0][1];
 		w.is_root = k.is_root;
@@ -909,6 +942,7 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 		worker_loop(&w);
 	}
 	k.alive[0] = 1;
+	k.pidfd[0] = pidfd_open_(k.pids[0]);
 	if (recv_all(k.socks[0][0], &ready, sizeof(ready))) {
 		r->error = 1;
 		snprintf(r->error_msg, sizeof(r->error_msg), "the worker did not start");
@@ -927,14 +961,17 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 			break;
 	if (!r->error)
 		record_standard(&k, 0, "end");
-	for (int p = 0; p < s->nprocs; p++) {
+	for (int p = s->nprocs; p-- > 0;) {
 		struct cmd c = { .op = CMD_QUIT };
 
-		if (k.alive[p])
+		if (k.alive[p]) {
 			send_all(k.socks[p][0], &c, sizeof(c));
+			wait_exit(&k, p);
+		}
 		close(k.socks[p][0]);
 		close(k.socks[p][1]);
 	}
-	waitpid(k.pids[0], &status, 0);
+	if (k.pidfd[0] >= 0 || k.alive[0])
+		waitpid(k.pids[0], &status, WNOHANG);
 	return r->error ? -1 : 0;
 }
