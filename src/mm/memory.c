@@ -205,17 +205,43 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigne
 }
 
 /* ---- zap ---- */
+
+/*
+ * folio_pte_batch: how many entries from pte on map the pages of folio
+ * that follow page, one after the other (at most max).  The first entry
+ * has been read and cleared by the caller; the rest are cleared here.
+ */
+static int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct page *page,
+			   pte_t *pte, uint64_t max)
+{
+	uint64_t pfn = page_to_pfn(m, page);
+	uint64_t left = folio_pfn(m, folio) + (uint64_t)folio_nr_pages(folio) - pfn;
+	int nr = 1;
+
+	if (max > left)
+		max = left;
+	while ((uint64_t)nr < max) {
+		pte_t e = ptep_get(pte + nr);
+
+		if (!pte_present(e) || pte_special(e) || pte_pfn(e) != pfn + (uint64_t)nr)
+			break;
+		pte_clear(pte + nr);
+		nr++;
+	}
+	return nr;
+}
 static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct thps_machine *m = mm->m;
 	pte_t *pte = pte_offset(m, pmd, addr);
 
-	for (; addr < end; addr += PAGE_SIZE, pte++) {
+	for (int nr = 1; addr < end; addr += (uint64_t)nr << PAGE_SHIFT, pte += nr) {
 		pte_t entry = ptep_get(pte);
 		struct page *page;
 		struct folio *folio;
 
+		nr = 1;
 		if (pte_none(entry))
 			continue;
 		pte_clear(pte);
@@ -223,9 +249,13 @@ static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
 		if (!page)
 			continue; /* the zero page */
 		folio = page_folio(m, page);
-		add_mm_counter(mm, MM_ANONPAGES, -1);
-		folio_remove_rmap_ptes(folio, page, 1, vma);
-		folio_put(m, mm, folio);
+		if (folio_test_large(folio))
+			nr = folio_pte_batch(m, folio, page, pte, (end - addr) >> PAGE_SHIFT);
+		/* zap_present_folio_ptes: one rmap removal for the whole run, so a
+		 * folio unmapped entirely is never seen partially mapped */
+		add_mm_counter(mm, MM_ANONPAGES, -nr);
+		folio_remove_rmap_ptes(folio, page, nr, vma);
+		folio_put_refs(m, mm, folio, nr);
 	}
 }
 
