@@ -70,6 +70,10 @@ struct worker {
 	const struct scenario *s;
 	uint64_t addr[SCN_MAX_REGIONS];
 	uint64_t len[SCN_MAX_REGIONS];
+	/* every range the scenario mapped or moved memory to: what is not the
+	 * runner's own (a partial mremap leaves a region in two places) */
+	uint64_t span_start[2 * SCN_MAX_REGIONS + 64], span_len[2 * SCN_MAX_REGIONS + 64];
+	int nspans;
 	int is_root;
 };
 
@@ -162,10 +166,18 @@ static char proc_buf[1 << 14];
 
 static int in_regions(const struct worker *w, uint64_t start, uint64_t end)
 {
-	for (int r = 0; r < w->s->nregions; r++)
-		if (w->len[r] && start < w->addr[r] + w->len[r] && w->addr[r] < end)
+	for (int i = 0; i < w->nspans; i++)
+		if (start < w->span_start[i] + w->span_len[i] && w->span_start[i] < end)
 			return 1;
 	return 0;
+}
+
+static void add_span(struct worker *w, uint64_t start, uint64_t len)
+{
+	if (w->nspans < (int)(sizeof(w->span_start) / sizeof(w->span_start[0]))) {
+		w->span_start[w->nspans] = start;
+		w->span_len[w->nspans++] = len;
+	}
 }
 
 __attribute__((noinline)) static void grow_stack(void)
@@ -249,25 +261,54 @@ static int64_t upper_tables(void)
 	return n;
 }
 
-static void read_figures(int64_t fig[THPS_NR_PROC_ITEMS])
+static char smaps_buf[1 << 20];
+
+/*
+ * A worker's figures.  The smaps_rollup fields (and VmRSS, RssAnon, which
+ * equal Rss and Anonymous there) are summed over the VMAs of
+ * /proc/self/smaps that meet the scenario's regions: the runner's own pages
+ * never enter them, whatever a fork does to their sharing.  VmPTE and VmHWM
+ * are the process's, and the caller counts them from a baseline.
+ */
+static void read_figures(const struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS])
 {
-	static const char *const rollup[] = { "Rss", "Pss", "Pss_Anon", "Shared_Clean",
-					      "Shared_Dirty", "Private_Clean", "Private_Dirty",
-					      "Anonymous", "AnonHugePages" };
-	static const char *const status[] = { "VmSize", "VmRSS", "RssAnon", "VmHWM", "VmPTE" };
+	static const char *const smaps[] = { "Rss", "Pss", "Pss_Anon", "Shared_Clean",
+					     "Shared_Dirty", "Private_Clean", "Private_Dirty",
+					     "Anonymous", "AnonHugePages" };
+	int in = 0;
 
 	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 		fig[i] = 0;
-	if (read_file("/proc/self/smaps_rollup", proc_buf, sizeof(proc_buf)) > 0)
-		for (size_t i = 0; i < sizeof(rollup) / sizeof(rollup[0]); i++)
-			for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
-				if (!strcmp(thps_proc_item_name(k), rollup[i]))
-					find_field(proc_buf, rollup[i], ':', &fig[k]);
-	if (read_file("/proc/self/status", proc_buf, sizeof(proc_buf)) > 0)
-		for (size_t i = 0; i < sizeof(status) / sizeof(status[0]); i++)
-			for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
-				if (!strcmp(thps_proc_item_name(k), status[i]))
-					find_field(proc_buf, status[i], ':', &fig[k]);
+	if (read_file("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) > 0) {
+		for (char *line = smaps_buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+			unsigned long long start, end;
+			char c;
+
+			if (nl)
+				*nl = 0;
+			if (sscanf(line, "%llx-%llx %c", &start, &end, &c) == 3) {
+				in = in_regions(w, start, end);
+			} else if (in) {
+				for (size_t i = 0; i < sizeof(smaps) / sizeof(smaps[0]); i++) {
+					size_t n = strlen(smaps[i]);
+
+					if (!strncmp(line, smaps[i], n) && line[n] == ':')
+						for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
+							if (!strcmp(thps_proc_item_name(k), smaps[i]))
+								fig[k] += strtoll(line + n + 1, NULL, 10);
+				}
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	fig[THPS_PROC_VmRSS] = fig[THPS_PROC_Rss];
+	fig[THPS_PROC_RssAnon] = fig[THPS_PROC_Anonymous];
+	if (read_file("/proc/self/status", proc_buf, sizeof(proc_buf)) > 0) {
+		find_field(proc_buf, "VmHWM", ':', &fig[THPS_PROC_VmHWM]);
+		find_field(proc_buf, "VmPTE", ':', &fig[THPS_PROC_VmPTE]);
+		find_field(proc_buf, "VmSize", ':', &fig[THPS_PROC_VmSize]);
+	}
 	/* VmPTE in a scenario counts PTE tables only (as the model's run does) */
 	fig[THPS_PROC_VmPTE] -= upper_tables() * 4;
 }
@@ -353,6 +394,7 @@ static int k_mmap(struct worker *w, const struct scn_step *st)
 	}
 	w->addr[st->region] = a;
 	w->len[st->region] = st->len;
+	add_span(w, a, st->len);
 	apply_emulation(w, a, st->len);
 	return 0;
 }
@@ -399,6 +441,7 @@ static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep
 		} else {
 			w->addr[st->region] = (uint64_t)(uintptr_t)p;
 			w->len[st->region] = st->len2;
+			add_span(w, (uint64_t)(uintptr_t)p, st->len2);
 		}
 		break;
 	}
@@ -471,7 +514,7 @@ static void worker_loop(struct worker *w)
 			break;
 		}
 		case CMD_FIGS:
-			read_figures(rep.fig);
+			read_figures(w, rep.fig);
 			break;
 		case CMD_PAGE:
 			page_state(w, w->addr[c.region] + c.off, &rep);
@@ -709,13 +752,8 @@ static int valid_proc_item(const struct kernel_run *k, int proc, int item, char 
 			snprintf(why, len, "a forked runner's own tables and peak are not the scenario's");
 			return 0;
 		}
-		return 1;
-	case THPS_PROC_Pss:
-	case THPS_PROC_Pss_Anon:
-	case THPS_PROC_Shared_Clean:
-	case THPS_PROC_Private_Clean:
-		if (k->forked) {
-			snprintf(why, len, "after fork the runner's own file pages are shared");
+		if (item == THPS_PROC_VmHWM) {
+			snprintf(why, len, "the runner's own pages raise the peak");
 			return 0;
 		}
 		return 1;
@@ -740,7 +778,9 @@ static int proc_value(struct kernel_run *k, int proc, int item, int64_t *v, char
 		snprintf(why, len, "the worker did not answer");
 		return 0;
 	}
-	*v = rep.fig[item] - k->base_fig[item];
+	*v = rep.fig[item];
+	if (item == THPS_PROC_VmPTE || item == THPS_PROC_VmHWM || item == THPS_PROC_VmSize)
+		*v -= k->base_fig[item];
 	return valid_proc_item(k, proc, item, why, len);
 }
 
