@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "scenario.h"
+#include "util/json.h"
 
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
 
@@ -542,6 +543,8 @@ struct kernel_run {
 	int hzp_comparable;
 	char hzp_why[96];
 	int is_root;
+	FILE *json;          /* the reports, as the model's run writes them */
+	int nreports;
 };
 
 static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
@@ -835,6 +838,64 @@ static int figure(struct kernel_run *k, const struct scn_figure *f, int64_t *v, 
 	return 0;
 }
 
+/* A REPORT object of what the kernel shows now (the model's shape). */
+static void write_report(struct kernel_run *k, int line, const char *label)
+{
+	static const char *const meminfo[] = { "MemTotal", "MemFree", "AnonPages", "AnonHugePages",
+					       "PageTables" };
+	static char buf[1 << 13];
+	int64_t vm[THPS_NR_VM_ITEMS];
+	struct json j;
+
+	if (!k->json)
+		return;
+	read_vmstat(vm);
+	json_init(&j, k->json, 0);
+	j.depth = 1;
+	j.first[1] = k->nreports++ == 0;
+	json_begin_object(&j, NULL);
+	json_int(&j, "line", line);
+	json_string(&j, "label", label);
+	json_begin_object(&j, "report");
+	json_begin_object(&j, "vmstat");
+	for (int i = 0; i < THPS_NR_VM_ITEMS; i++)
+		if (thps_vm_item_name(i))
+			json_int(&j, thps_vm_item_name(i),
+				 i == THPS_VM_pgfault ? k->pgfault : vm[i] - k->vm_base[i]);
+	json_end_object(&j);
+	json_begin_array(&j, "processes");
+	for (int p = 0; p < k->s->nprocs; p++) {
+		struct cmd c = { .op = CMD_FIGS };
+		struct reply rep;
+
+		if (!k->alive[p] || talk(k, p, &c, &rep))
+			continue;
+		json_begin_object(&j, NULL);
+		json_int(&j, "pid", k->pids[p]);
+		json_string(&j, "name", k->s->procs[p]);
+		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++) {
+			int64_t v = rep.fig[i];
+
+			if (i == THPS_PROC_VmPTE || i == THPS_PROC_VmHWM || i == THPS_PROC_VmSize)
+				v -= k->base_fig[i];
+			json_int(&j, thps_proc_item_name(i), v);
+		}
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_begin_object(&j, "meminfo");
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) > 0)
+		for (size_t i = 0; i < sizeof(meminfo) / sizeof(meminfo[0]); i++) {
+			int64_t v = 0;
+
+			find_field(buf, meminfo[i], ':', &v);
+			json_int(&j, meminfo[i], v);
+		}
+	json_end_object(&j);
+	json_end_object(&j);
+	json_end_object(&j);
+}
+
 static void record_standard(struct kernel_run *k, int line, const char *what)
 {
 	char key[128], why[96];
@@ -899,6 +960,7 @@ static int control_step(struct kernel_run *k, int i)
 
 		snprintf(what, sizeof(what), "line %d report", st->line);
 		record_standard(k, st->line, what);
+		write_report(k, st->line, st->knob[0] ? st->knob : what);
 		return 0;
 	}
 	case SCN_EXIT:
@@ -996,11 +1058,24 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 		memcpy(k.base_fig, rep.fig, sizeof(k.base_fig));
 	}
 	read_vmstat(k.vm_base);
-	for (int i = 0; i < s->nsteps; i++)
-		if (control_step(&k, i))
-			break;
-	if (!r->error)
-		record_standard(&k, 0, "end");
+	{
+		char *buf = NULL;
+		size_t len = 0;
+
+		k.json = open_memstream(&buf, &len);
+		for (int i = 0; i < s->nsteps; i++)
+			if (control_step(&k, i))
+				break;
+		if (!r->error) {
+			record_standard(&k, 0, "end");
+			write_report(&k, 0, "end");
+		}
+		if (k.json) {
+			fclose(k.json);
+			r->reports_json = buf;
+			r->reports_len = len;
+		}
+	}
 	for (int p = s->nprocs; p-- > 0;) {
 		struct cmd c = { .op = CMD_QUIT };
 
