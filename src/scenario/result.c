@@ -106,6 +106,66 @@ void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char 
 	}
 }
 
+void scn_record_expect(struct scn_result *r, const struct scenario *s, const struct scn_step *st,
+		       scn_measure_fn fn, void *ctx)
+{
+	char name[96], key[128], why[96] = "";
+	int64_t v = 0;
+	int valid = fn(ctx, &st->fig, &v, why, sizeof(why));
+
+	scn_figure_name(s, &st->fig, name, sizeof(name));
+	snprintf(key, sizeof(key), "line %d: %s", st->line, name);
+	scn_add_value(r, st->line, key, v, valid, why);
+	scn_add_expect(r, st, v, valid);
+}
+
+/* "read ... expect=B" expects no byte to differ. */
+void scn_record_read(struct scn_result *r, const struct scn_step *st, uint64_t mismatches)
+{
+	struct scn_step e = *st;
+	char key[128];
+
+	e.cmp = CMP_EQ;
+	e.expect = 0;
+	scn_add_expect(r, &e, (int64_t)mismatches, 1);
+	snprintf(key, sizeof(key), "line %d: bytes that differ from %#x", st->line, st->value);
+	scn_add_value(r, st->line, key, (int64_t)mismatches, 1, NULL);
+}
+
+void scn_record_standard(struct scn_result *r, const struct scenario *s, int line,
+			 const char *what, const int *alive, scn_measure_fn fn, void *ctx)
+{
+	struct scn_figure f = { 0 };
+	char key[128], why[96];
+	int64_t v;
+	int valid;
+
+	f.kind = FIG_PROC;
+	for (f.proc = 0; f.proc < s->nprocs; f.proc++) {
+		if (!alive[f.proc])
+			continue;
+		for (int i = 0; i < scn_report_nproc_items; i++) {
+			f.item = scn_report_proc_items[i];
+			why[0] = 0;
+			v = 0;
+			valid = fn(ctx, &f, &v, why, sizeof(why));
+			snprintf(key, sizeof(key), "%s: %s.%s", what, s->procs[f.proc],
+				 thps_proc_item_name(f.item));
+			scn_add_value(r, line, key, v, valid, why);
+		}
+	}
+	f.kind = FIG_VMSTAT;
+	f.proc = 0;
+	for (int i = 0; i < scn_report_nvm_items; i++) {
+		f.item = scn_report_vm_items[i];
+		why[0] = 0;
+		v = 0;
+		valid = fn(ctx, &f, &v, why, sizeof(why));
+		snprintf(key, sizeof(key), "%s: vmstat %s", what, thps_vm_item_name(f.item));
+		scn_add_value(r, line, key, v, valid, why);
+	}
+}
+
 /* What every report and the end of a run record. */
 const int scn_report_proc_items[] = { THPS_PROC_Rss, THPS_PROC_Anonymous, THPS_PROC_AnonHugePages,
 				      THPS_PROC_RssAnon, THPS_PROC_VmPTE };

@@ -896,30 +896,14 @@ static void write_report(struct kernel_run *k, int line, const char *label)
 	json_end_object(&j);
 }
 
+static int measure(void *ctx, const struct scn_figure *f, int64_t *v, char *why, size_t len)
+{
+	return figure(ctx, f, v, why, len);
+}
+
 static void record_standard(struct kernel_run *k, int line, const char *what)
 {
-	char key[128], why[96];
-
-	for (int p = 0; p < k->s->nprocs; p++) {
-		if (!k->alive[p])
-			continue;
-		for (int i = 0; i < scn_report_nproc_items; i++) {
-			int item = scn_report_proc_items[i];
-			int64_t v = 0;
-			int valid = proc_value(k, p, item, &v, why, sizeof(why));
-
-			snprintf(key, sizeof(key), "%s: %s.%s", what, k->s->procs[p], thps_proc_item_name(item));
-			scn_add_value(k->r, line, key, v, valid, why);
-		}
-	}
-	for (int i = 0; i < scn_report_nvm_items; i++) {
-		int item = scn_report_vm_items[i];
-		int64_t v = 0;
-		int valid = vm_value(k, item, &v, why, sizeof(why));
-
-		snprintf(key, sizeof(key), "%s: vmstat %s", what, thps_vm_item_name(item));
-		scn_add_value(k->r, line, key, v, valid, why);
-	}
+	scn_record_standard(k->r, k->s, line, what, k->alive, measure, k);
 }
 
 static int step_failed(struct kernel_run *k, const struct scn_step *st, const char *what)
@@ -944,17 +928,9 @@ static int control_step(struct kernel_run *k, int i)
 		if (write_file("/proc/sys/vm/drop_caches", "2"))
 			return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
 		return 0;
-	case SCN_EXPECT: {
-		char name[96], key[128], why[96] = "";
-		int64_t v = 0;
-		int valid = figure(k, &st->fig, &v, why, sizeof(why));
-
-		scn_figure_name(k->s, &st->fig, name, sizeof(name));
-		snprintf(key, sizeof(key), "line %d: %s", st->line, name);
-		scn_add_value(k->r, st->line, key, v, valid, why);
-		scn_add_expect(k->r, st, v, valid);
+	case SCN_EXPECT:
+		scn_record_expect(k->r, k->s, st, measure, k);
 		return 0;
-	}
 	case SCN_REPORT: {
 		char what[32];
 
@@ -985,16 +961,8 @@ static int control_step(struct kernel_run *k, int i)
 		k->alive[st->child] = 1;
 		k->forked = 1;
 	}
-	if (st->op == SCN_READ && st->has_value) {
-		struct scn_step e = *st;
-		char key[128];
-
-		e.cmp = CMP_EQ;
-		e.expect = 0;
-		scn_add_expect(k->r, &e, (int64_t)rep.mismatches, 1);
-		snprintf(key, sizeof(key), "line %d: bytes that differ from %#x", st->line, st->value);
-		scn_add_value(k->r, st->line, key, (int64_t)rep.mismatches, 1, NULL);
-	}
+	if (st->op == SCN_READ && st->has_value)
+		scn_record_read(k->r, st, rep.mismatches);
 	return 0;
 }
 

@@ -104,28 +104,22 @@ static int64_t figure_value(struct model_run *x, const struct scn_figure *f)
 	return 0;
 }
 
-/* The standard values of a report or of the end: per live process, then
- * the THP counters. */
+/* scn_measure_fn: everything can be measured in the model. */
+static int measure(void *ctx, const struct scn_figure *f, int64_t *v, char *why, size_t len)
+{
+	(void)why;
+	(void)len;
+	*v = figure_value(ctx, f);
+	return 1;
+}
+
 static void record_standard(struct model_run *x, int line, const char *what)
 {
-	char key[128];
+	int alive[SCN_MAX_PROCS];
 
-	for (int p = 0; p < x->s->nprocs; p++) {
-		if (!x->procs[p])
-			continue;
-		for (int i = 0; i < scn_report_nproc_items; i++) {
-			int item = scn_report_proc_items[i];
-
-			snprintf(key, sizeof(key), "%s: %s.%s", what, x->s->procs[p], thps_proc_item_name(item));
-			scn_add_value(x->r, line, key, proc_figure(x, p, item), 1, NULL);
-		}
-	}
-	for (int i = 0; i < scn_report_nvm_items; i++) {
-		int item = scn_report_vm_items[i];
-
-		snprintf(key, sizeof(key), "%s: vmstat %s", what, thps_vm_item_name(item));
-		scn_add_value(x->r, line, key, vm_figure(x, item), 1, NULL);
-	}
+	for (int p = 0; p < x->s->nprocs; p++)
+		alive[p] = x->procs[p] != NULL;
+	scn_record_standard(x->r, x->s, line, what, alive, measure, x);
 }
 
 static void write_report(struct model_run *x, int line, const char *label)
@@ -218,16 +212,8 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 					.value = st->value, .check = st->op == SCN_READ && st->has_value };
 		int err = thps_touch(p, &t);
 
-		if (!err && t.check) {
-			struct scn_step e = *st;
-			char key[128];
-
-			e.cmp = CMP_EQ;
-			e.expect = 0;
-			scn_add_expect(x->r, &e, (int64_t)t.mismatches, 1);
-			snprintf(key, sizeof(key), "line %d: bytes that differ from %#x", st->line, st->value);
-			scn_add_value(x->r, st->line, key, (int64_t)t.mismatches, 1, NULL);
-		}
+		if (!err && t.check)
+			scn_record_read(x->r, st, t.mismatches);
 		return err;
 	}
 	case SCN_FORK: {
@@ -246,16 +232,9 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 		return 0;
 	case SCN_PRCTL:
 		return thps_prctl_thp_disable(p, st->value);
-	case SCN_EXPECT: {
-		int64_t v = figure_value(x, &st->fig);
-		char name[96], key[128];
-
-		scn_figure_name(x->s, &st->fig, name, sizeof(name));
-		snprintf(key, sizeof(key), "line %d: %s", st->line, name);
-		scn_add_value(x->r, st->line, key, v, 1, NULL);
-		scn_add_expect(x->r, st, v, 1);
+	case SCN_EXPECT:
+		scn_record_expect(x->r, x->s, st, measure, x);
 		return 0;
-	}
 	case SCN_REPORT: {
 		char what[32];
 

@@ -155,6 +155,21 @@ int scenario_run_model(const struct scenario *s, const struct cli_sets *sets,
 /* Run on the running kernel; a scenario that cannot run here is skipped. */
 int scenario_run_kernel(const struct scenario *s, struct scn_result *r);
 
+/*
+ * Measuring, for the runners: fn gives a figure's value now, 1 when it is
+ * valid, or 0 with why it cannot be measured there.  These record what an
+ * expectation, a "read ... expect=" or a report produces, under the keys
+ * validate matches between the two runs.
+ */
+typedef int (*scn_measure_fn)(void *ctx, const struct scn_figure *f, int64_t *v, char *why,
+			      size_t len);
+void scn_record_expect(struct scn_result *r, const struct scenario *s, const struct scn_step *st,
+		       scn_measure_fn fn, void *ctx);
+void scn_record_read(struct scn_result *r, const struct scn_step *st, uint64_t mismatches);
+/* The standard figures of every live process (alive[p]) and the counters. */
+void scn_record_standard(struct scn_result *r, const struct scenario *s, int line,
+			 const char *what, const int *alive, scn_measure_fn fn, void *ctx);
+
 /* The figures each report (and the end) records, per process. */
 extern const int scn_report_proc_items[];
 extern const int scn_report_nproc_items;
