@@ -32,6 +32,36 @@ static void print_result_text(const struct scenario *s, const struct scn_result 
 	}
 	if (r->error)
 		printf("  %s\n", r->error_msg);
+	/* the reports: values keyed "WHAT: ENTITY.FIGURE" or "WHAT: vmstat NAME" */
+	for (int i = 0; i < r->nvalues;) {
+		const char *key = r->values[i].key, *colon = strstr(key, ": ");
+		size_t wl = colon ? (size_t)(colon - key) : 0;
+
+		if (!colon || (strncmp(key, "end", 3) && !strstr(key, " report"))) {
+			i++;
+			continue;
+		}
+		printf("  %.*s:\n", (int)wl, key);
+		while (i < r->nvalues && !strncmp(r->values[i].key, key, wl) &&
+		       r->values[i].key[wl] == ':') {
+			const char *ent = r->values[i].key + wl + 2;
+			const char *sep = strncmp(ent, "vmstat ", 7) ? strchr(ent, '.') : ent + 6;
+			size_t el = sep ? (size_t)(sep - ent) : strlen(ent);
+
+			printf("    %-8.*s", (int)el, ent);
+			while (i < r->nvalues && !strncmp(r->values[i].key, key, wl) &&
+			       r->values[i].key[wl] == ':' && !strncmp(r->values[i].key + wl + 2, ent, el)) {
+				const char *name = r->values[i].key + wl + 2 + el + 1;
+
+				if (r->values[i].valid)
+					printf(" %s %lld", name, (long long)r->values[i].v);
+				else
+					printf(" %s -", name);
+				i++;
+			}
+			printf("\n");
+		}
+	}
 }
 
 void scn_result_json(struct json *j, const struct scenario *s, const struct scn_result *r,
