@@ -27,7 +27,8 @@ endif
 LDLIBS  += -pthread -lm
 
 MM_SRC  := $(wildcard src/mm/*.c)
-CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c)
+CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c) $(wildcard src/trace/*.c) \
+           $(wildcard src/record/*.c) $(wildcard src/replay/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
 MM_OBJ  := $(MM_SRC:%.c=$(O)/%.o)

@@ -34,5 +34,7 @@ int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

@@ -35,6 +35,8 @@ static const struct {
 	{ "demo", cmd_demo, "[--size MiB] [--set KNOB=VALUE]... [--format text|json]   the cover letter's program under three THP settings" },
 	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
+	{ "record", cmd_record, "-o TRACE [--buffer MiB] -- COMMAND [ARG]...   trace a real program's anonymous memory (root)" },
+	{ "trace", cmd_trace, "dump TRACE [--limit N] [--header]   a trace as text" },
 };
 
 static int usage(FILE *f)
