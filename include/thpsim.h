@@ -210,6 +210,19 @@ int thps_mremap(thps_proc *p, uint64_t old_addr, uint64_t old_len, uint64_t new_
 int thps_madvise(thps_proc *p, uint64_t addr, uint64_t len, int advice);
 /* brk(): returns the current break through *out (addr 0 queries). */
 int thps_brk(thps_proc *p, uint64_t addr, uint64_t *out);
+/*
+ * The break an exec leaves: the heap starts at start_brk and ends at brk
+ * (start_brk == brk: no heap yet).  [start_brk, brk) must be mapped already
+ * (as one anonymous mapping, as exec's [heap]).  Replaying a recorded
+ * program sets its break where the kernel put it.
+ */
+int thps_brk_init(thps_proc *p, uint64_t start_brk, uint64_t brk);
+/*
+ * RLIMIT_STACK (default 8 MiB): a fault below a MAP_GROWSDOWN mapping grows
+ * it down to the faulting page while it stays within this size and 1 MiB
+ * (stack_guard_gap) above the mapping below, as Linux's stack does.
+ */
+int thps_set_stack_rlimit(thps_proc *p, uint64_t bytes);
 
 /*
  * Memory accesses, as the CPU makes them: every page not mapped, or mapped
