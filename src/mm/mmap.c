@@ -196,6 +196,10 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 	vm_flags = calc_vm_prot_bits(prot) | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC;
 	if (flags & THPS_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
+	/* "mm: mmap: map MAP_STACK to VM_NOHUGEPAGE" (Linux 6.7): thread
+	 * stacks do not get THPs unless madvised (observed: VmFlags nh) */
+	if (flags & THPS_MAP_STACK)
+		vm_flags |= VM_NOHUGEPAGE;
 	vm_flags |= (flags & THPS_MAP_NORESERVE) ? VM_NORESERVE : ((prot & THPS_PROT_WRITE) ? VM_ACCOUNT : 0);
 
 	vma = vm_area_alloc(mm);

@@ -72,6 +72,27 @@ TEST(stack_grown_gets_thp_with_always)
 	texit(p);
 }
 
+TEST(map_stack_is_nohugepage)
+{
+	thps_proc *p;
+	uint64_t a;
+
+	/* observed on this machine's 6.18: MAP_STACK shows VmFlags nh and
+	 * THPeligible 0 */
+	tmachine(256, "transparent_hugepage/enabled=always", NULL);
+	p = tproc();
+	a = tmmap(p, 0, MB(4), RW, ANON | THPS_MAP_STACK);
+	twrite(p, a, MB(4), HPAGE, 1);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 0);
+	ASSERT_EQ(fig(p, THPS_PROC_Rss), 8);
+	/* MADV_HUGEPAGE still overrides it */
+	tmadvise(p, a, MB(4), THPS_MADV_HUGEPAGE);
+	tmadvise(p, a, MB(4), THPS_MADV_DONTNEED);
+	twrite(p, a, MB(4), HPAGE, 1);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 4096);
+	texit(p);
+}
+
 TEST(brk_init_places_the_heap)
 {
 	thps_proc *p;
