@@ -253,6 +253,13 @@ int thps_touch(thps_proc *p, struct thps_touch *t);
 
 /* Per-process figures in kB (smaps_rollup and status); see THPS_PROC_FIGURES. */
 int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS]);
+/*
+ * The two figures a time series needs, cheaply: Rss from the counters (as
+ * status's VmRSS) and AnonHugePages from a walk of the PMDs only, so the
+ * cost grows with the VMAs and the 2 MiB ranges, not with the pages.  Equal
+ * to thps_proc_figures' Rss and AnonHugePages.
+ */
+int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb);
 
 /* Page state at one address, as /proc/PID/pagemap and kpageflags show it. */
 struct thps_pageinfo {

@@ -115,3 +115,28 @@ TEST(brk_init_places_the_heap)
 	ASSERT_EQ(thps_brk_init(p, 0x5555b0000001ULL, 0x5555b0000001ULL), -EINVAL);
 	texit(p);
 }
+
+TEST(proc_usage_equals_figures)
+{
+	thps_proc *p, *c;
+	uint64_t a, rss, huge;
+
+	tmachine(256, "transparent_hugepage/enabled=always", NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(8));
+	twrite(p, a, MB(8), HPAGE, 1);          /* 4 THPs */
+	tread(p, a + MB(8) - PAGE, PAGE, PAGE, 0);
+	tmunmap(p, a + MB(3), PAGE);            /* one PMD split */
+	c = tfork(p);
+	twrite(c, a + MB(6), PAGE, PAGE, 2);    /* the child's PMD split by COW */
+	for (thps_proc *q = p;; q = c) {
+		ASSERT_OK(thps_proc_usage(q, &rss, &huge));
+		ASSERT_EQ(rss, fig(q, THPS_PROC_Rss));
+		ASSERT_EQ(huge, fig(q, THPS_PROC_AnonHugePages));
+		if (q == c)
+			break;
+	}
+	ASSERT_EQ(huge, 4096);
+	texit(c);
+	texit(p);
+}
