@@ -36,5 +36,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -36,6 +36,8 @@ static const struct {
 	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
 	{ "record", cmd_record, "-o TRACE [--buffer MiB] -- COMMAND [ARG]...   trace a real program's anonymous memory (root)" },
+	{ "replay", cmd_replay, "TRACE [--set KNOB=VALUE]... [--format text|json|csv]   a recorded program under a THP policy" },
+	{ "compare", cmd_compare, "TRACE [--policy NAME=KNOBS]... [--svg FILE] [--format text|json]   several THP policies side by side" },
 	{ "trace", cmd_trace, "dump TRACE [--limit N] [--header]   a trace as text" },
 };
 
