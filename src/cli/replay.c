@@ -129,18 +129,18 @@ static void print_text(const char *path, const struct replay_result *res)
 	if (res->unmodelled_knobs[0])
 		printf("  settings of the recording machine the model does not have: %s\n",
 		       res->unmodelled_knobs);
-	printf("\n%-16s %7s %-12s %10s %12s %12s %10s %12s %8s %9s\n", "process", "pid", "ended by",
-	       "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB", "VmPTE kB",
-	       "faults");
+	printf("\n%-16s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
+	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
+	       "VmPTE kB", "+file kB", "faults");
 	for (int i = 0; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
 
 		printf("%-16.16s %7d %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %12" PRIu64 " %8" PRIu64 " %9" PRIu64 "\n",
+		       " %12" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n",
 		       mm->name, mm->pid, mm->end, mm->final[THPS_PROC_Rss],
 		       mm->final[THPS_PROC_Anonymous], mm->final[THPS_PROC_AnonHugePages],
 		       mm->final[THPS_PROC_VmHWM], mm->peak_anon_huge_kb, mm->final[THPS_PROC_VmPTE],
-		       mm->faults);
+		       mm->final_file_cow_kb, mm->faults);
 	}
 	replay_final_sums(res, sums);
 	if (res->nmms > 1)
@@ -150,7 +150,9 @@ static void print_text(const char *path, const struct replay_result *res)
 		       sums[THPS_PROC_AnonHugePages], replay_peak_rss(res),
 		       replay_peak_anon_huge(res));
 	printf("\nfinal: each process just before it exited; VmHWM: its peak Rss; peak AHP: its "
-	       "peak AnonHugePages\n(sampled);%s the kernel's vmstat over the whole run:\n",
+	       "peak AnonHugePages\n(sampled);%s +file: pages the program wrote in private file "
+	       "mappings, which the\nkernel copies into anonymous pages (in its Anonymous; not in "
+	       "the model's).  vmstat over the whole run:\n",
 	       res->nmms > 1 ? " the sums' VmHWM and peak are of the sum over live processes;" : "");
 	printf("  pgfault %" PRIu64 ", thp_fault_alloc %" PRIu64 ", thp_fault_fallback %" PRIu64
 	       ", thp_zero_page_alloc %" PRIu64 ", thp_split_pmd %" PRIu64
@@ -161,7 +163,8 @@ static void print_text(const char *path, const struct replay_result *res)
 	       res->vm[THPS_VM_thp_split_page]);
 	for (int i = 0, first = 1; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
-		int64_t d = (int64_t)mm->model_at_kfig[THPS_PROC_Anonymous] - (int64_t)mm->kfig_anonymous;
+		uint64_t pred = mm->model_at_kfig[THPS_PROC_Anonymous] + mm->kfig_file_cow_kb;
+		int64_t d = (int64_t)pred - (int64_t)mm->kfig_anonymous;
 
 		if (!mm->have_kfig)
 			continue;
@@ -171,12 +174,13 @@ static void print_text(const char *path, const struct replay_result *res)
 			first = 0;
 		}
 		if (never)
-			printf("  %-16.16s %7d  Anonymous: kernel %" PRIu64 " kB, model %" PRIu64
-			       " kB (%+.1f%%)  AnonHugePages: kernel %" PRIu64 " kB, model %" PRIu64
-			       " kB\n",
-			       mm->name, mm->pid, mm->kfig_anonymous,
-			       mm->model_at_kfig[THPS_PROC_Anonymous], pct(d, mm->kfig_anonymous),
-			       mm->kfig_anon_huge, mm->model_at_kfig[THPS_PROC_AnonHugePages]);
+			printf("  %-16.16s %7d  Anonymous: kernel %" PRIu64 " kB, predicted %" PRIu64
+			       " kB (model %" PRIu64 " + file %" PRIu64 ", %+.1f%%)  AnonHugePages: "
+			       "kernel %" PRIu64 " kB, model %" PRIu64 " kB\n",
+			       mm->name, mm->pid, mm->kfig_anonymous, pred,
+			       mm->model_at_kfig[THPS_PROC_Anonymous], mm->kfig_file_cow_kb,
+			       pct(d, mm->kfig_anonymous), mm->kfig_anon_huge,
+			       mm->model_at_kfig[THPS_PROC_AnonHugePages]);
 		else
 			printf("  %-16.16s %7d  Anonymous %" PRIu64 " kB, AnonHugePages %" PRIu64
 			       " kB, Rss %" PRIu64 " kB (compare with --set "
@@ -259,6 +263,7 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_double(j, "start_s", (double)mm->start_ns * 1e-9);
 		json_double(j, "end_s", (double)mm->end_ns * 1e-9);
 		json_uint(j, "faults", mm->faults);
+		json_uint(j, "file_copies_kB", mm->final_file_cow_kb);
 		json_begin_object(j, "final");
 		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 			json_uint(j, thps_proc_item_name(i), mm->final[i]);
@@ -273,6 +278,7 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 			json_uint(j, "Anonymous", mm->kfig_anonymous);
 			json_uint(j, "AnonHugePages", mm->kfig_anon_huge);
 			json_end_object(j);
+			json_uint(j, "file_copies_kB_at_recorded_exit", mm->kfig_file_cow_kb);
 			json_begin_object(j, "model_at_recorded_exit");
 			for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 				json_uint(j, thps_proc_item_name(i), mm->model_at_kfig[i]);

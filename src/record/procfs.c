@@ -142,8 +142,11 @@ static uint64_t stack_limit(pid_t pid)
 	return v;
 }
 
-/* Write TOUCH (write) records for the present pages of [start, end). */
-static void write_present(struct trace_writer *w, int pagemap, uint64_t start, uint64_t end)
+/* Write TOUCH (write) records for the present pages of [start, end); in a
+ * file mapping, for its anonymous copies only (present, bit 61 clear: the
+ * kernel wrote them during exec, as the loader zeroes the end of .data). */
+static void write_present(struct trace_writer *w, int pagemap, uint64_t start, uint64_t end,
+			  int file)
 {
 	uint64_t buf[512], run = 0, run_start = 0;
 
@@ -158,7 +161,7 @@ static void write_present(struct trace_writer *w, int pagemap, uint64_t start, u
 			break;
 		n = (uint64_t)got / 8;
 		for (uint64_t i = 0; i < n; i++, a += 4096) {
-			if (buf[i] >> 63) { /* present */
+			if ((buf[i] >> 63) && !(file && ((buf[i] >> 61) & 1))) {
 				if (!run)
 					run_start = a;
 				run++;
@@ -229,8 +232,9 @@ int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid)
 			kind = TRACE_VMA_FILE;
 		trace_write_vma(w, s, e - s, prot, kind,
 				kind == TRACE_VMA_FILE || kind == TRACE_VMA_SPECIAL ? name : "");
-		if (pagemap >= 0 && kind <= TRACE_VMA_HEAP && !(prot & TRACE_VMA_SHARED))
-			write_present(w, pagemap, s, e);
+		if (pagemap >= 0 && (kind <= TRACE_VMA_HEAP || kind == TRACE_VMA_FILE) &&
+		    !(prot & TRACE_VMA_SHARED))
+			write_present(w, pagemap, s, e, kind == TRACE_VMA_FILE);
 	}
 	if (pagemap >= 0)
 		close(pagemap);

@@ -259,6 +259,7 @@ static void mm_end(struct replay *r, struct replay_mm *mm, const char *why)
 	if (mm->ended)
 		return;
 	thps_proc_figures(mm->proc, mm->final);
+	mm->final_file_cow_kb = mm->cow_n * 4;
 	thps_proc_usage(mm->proc, &rss, &huge);
 	if (huge > mm->peak_anon_huge_kb)
 		mm->peak_anon_huge_kb = huge;
@@ -295,15 +296,69 @@ static int foreign_find(const struct replay_mm *mm, uint64_t addr)
 	return lo;
 }
 
+/* 0: not foreign; 1: shared or special; 2: a private file mapping. */
 static int is_foreign(const struct replay_mm *mm, uint64_t addr)
 {
 	int i = foreign_find(mm, addr);
 
-	return i < mm->nforeign && mm->foreign[i][0] <= addr;
+	if (i < mm->nforeign && mm->foreign[i][0] <= addr)
+		return mm->foreign[i][2] ? 2 : 1;
+	return 0;
+}
+
+/* ---- pages copied from private file mappings (an open-addressing set) ---- */
+#define COW_EMPTY 0
+#define COW_GONE 1 /* page numbers are >= 16: no clash with these */
+
+static void cow_insert(struct replay_mm *mm, uint64_t page)
+{
+	size_t i, tomb = SIZE_MAX;
+
+	if ((mm->cow_used + 1) * 2 > mm->cow_cap) {
+		size_t cap = mm->cow_cap ? mm->cow_cap * 2 : 256, oldcap = mm->cow_cap;
+		uint64_t *old = mm->cow, *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return;
+		mm->cow = n;
+		mm->cow_cap = cap;
+		mm->cow_used = mm->cow_n = 0;
+		for (size_t k = 0; k < oldcap; k++)
+			if (old[k] > COW_GONE)
+				cow_insert(mm, old[k]);
+		free(old);
+	}
+	for (i = (size_t)(page * 0x9e3779b97f4a7c15ULL >> 20) & (mm->cow_cap - 1);;
+	     i = (i + 1) & (mm->cow_cap - 1)) {
+		if (mm->cow[i] == page)
+			return;
+		if (mm->cow[i] == COW_GONE && tomb == SIZE_MAX)
+			tomb = i;
+		if (mm->cow[i] == COW_EMPTY)
+			break;
+	}
+	if (tomb == SIZE_MAX) {
+		tomb = i;
+		mm->cow_used++;
+	}
+	mm->cow[tomb] = page;
+	mm->cow_n++;
+}
+
+/* Forget the copies in [start, end): unmapped, or mapped over. */
+static void cow_remove_range(struct replay_mm *mm, uint64_t start, uint64_t end)
+{
+	for (size_t k = 0; mm->cow_n && k < mm->cow_cap; k++)
+		if (mm->cow[k] > COW_GONE && mm->cow[k] >= start >> 12 && mm->cow[k] < (end + 4095) >> 12) {
+			mm->cow[k] = COW_GONE;
+			mm->cow_n--;
+		}
 }
 
 static void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end)
 {
+	if (mm->cow_n)
+		cow_remove_range(mm, start, end);
 	int i = foreign_find(mm, start);
 
 	while (i < mm->nforeign && mm->foreign[i][0] < end) {
@@ -324,6 +379,7 @@ static void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end)
 			mm->nforeign++;
 			mm->foreign[i][1] = start;
 			mm->foreign[i + 1][0] = end;
+			mm->foreign[i + 1][2] = mm->foreign[i][2];
 			return;
 		}
 		if (s < start) {
@@ -340,7 +396,7 @@ static void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end)
 	}
 }
 
-static void foreign_add(struct replay_mm *mm, uint64_t start, uint64_t end)
+static void foreign_add(struct replay_mm *mm, uint64_t start, uint64_t end, int private_file)
 {
 	int i;
 
@@ -360,11 +416,15 @@ static void foreign_add(struct replay_mm *mm, uint64_t start, uint64_t end)
 	memmove(mm->foreign + i + 1, mm->foreign + i, (size_t)(mm->nforeign - i) * sizeof(*mm->foreign));
 	mm->foreign[i][0] = start;
 	mm->foreign[i][1] = end;
+	mm->foreign[i][2] = (uint64_t)private_file;
 	mm->nforeign++;
 }
 
 static int foreign_copy(struct replay_mm *to, const struct replay_mm *from)
 {
+	for (size_t k = 0; k < from->cow_cap; k++)
+		if (from->cow[k] > COW_GONE)
+			cow_insert(to, from->cow[k]);
 	if (!from->nforeign)
 		return 0;
 	to->foreign = malloc((size_t)from->nforeign * sizeof(*to->foreign));
@@ -483,8 +543,11 @@ static void do_fault(struct replay *r, const struct trace_event *ev)
 		return;
 	if (err == -ENOMEM)
 		count_skip(r, REPLAY_SKIP_fault_oom);
-	else if (is_foreign(mm, ev->addr))
+	else if ((err = is_foreign(mm, ev->addr))) {
 		count_skip(r, REPLAY_SKIP_fault_file);
+		if (err == 2 && ev->write)
+			cow_insert(mm, ev->addr >> 12);
+	}
 	else /* no mapping, or one that does not allow it: a SIGSEGV */
 		count_skip(r, REPLAY_SKIP_fault_unmapped);
 }
@@ -547,7 +610,8 @@ static void do_vma(struct replay *r, const struct trace_event *ev)
 		return;
 	if (ev->kind > TRACE_VMA_HEAP || (ev->prot & TRACE_VMA_SHARED) ||
 	    ev->addr + ev->len > (1ULL << 47)) {
-		foreign_add(mm, ev->addr, ev->addr + ev->len);
+		foreign_add(mm, ev->addr, ev->addr + ev->len,
+			    ev->kind == TRACE_VMA_FILE && !(ev->prot & TRACE_VMA_SHARED));
 		return;
 	}
 	if (ev->kind == TRACE_VMA_STACK)
@@ -567,6 +631,12 @@ static void do_touch(struct replay *r, const struct trace_event *ev)
 
 	if (!mm)
 		return;
+	if (ev->kind == TRACE_TOUCH_WRITE && ev->len <= (1ULL << 32)) {
+		/* written pages of private file mappings are anonymous copies */
+		for (uint64_t a = ev->addr & ~4095ULL; a < ev->addr + ev->len; a += 4096)
+			if (is_foreign(mm, a) == 2)
+				cow_insert(mm, a >> 12);
+	}
 	err = for_each_piece(r, mm->proc, ev->addr, ev->len, ops[ev->kind], 0);
 	if (err == -ENOMEM)
 		count_skip(r, REPLAY_SKIP_fault_oom);
@@ -641,6 +711,7 @@ static void do_kfig(struct replay *r, const struct trace_event *ev)
 			mm->kfig_rss = ev->kfig[i].kb;
 	}
 	thps_proc_figures(mm->proc, mm->model_at_kfig);
+	mm->kfig_file_cow_kb = mm->cow_n * 4;
 }
 
 static void sys_mmap(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
@@ -654,7 +725,8 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, const struct trace_
 		 * was replaced */
 		count_skip(r, REPLAY_SKIP_mmap_foreign);
 		thps_munmap(mm->proc, addr, len);
-		foreign_add(mm, addr, addr + ((len + 4095) & ~4095ULL));
+		foreign_add(mm, addr, addr + ((len + 4095) & ~4095ULL),
+			    (flags & MAP_TYPE) == LINUX_MAP_PRIVATE && !(flags & LINUX_MAP_ANONYMOUS));
 		return;
 	}
 	foreign_remove(mm, addr, addr + ((len + 4095) & ~4095ULL));
@@ -678,9 +750,11 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, const struct trac
 		return;
 	}
 	if (is_foreign(mm, old)) {
+		int priv = is_foreign(mm, old) == 2;
+
 		foreign_remove(mm, old, old + old_len);
 		thps_munmap(mm->proc, to, new_len);
-		foreign_add(mm, to, to + ((new_len + 4095) & ~4095ULL));
+		foreign_add(mm, to, to + ((new_len + 4095) & ~4095ULL), priv);
 		return;
 	}
 	foreign_remove(mm, to, to + new_len);
@@ -822,6 +896,12 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 			if (!strchr(k, '/'))
 				continue; /* not a setting */
 			e = thps_knob_set(r->m, k, h->value[i]);
+			/* settings without effect on anonymous memory, or at the
+			 * value the model has anyway, are not worth a word */
+			if (e == -ENOENT && (strstr(k, "shmem_enabled") || strstr(k, "anon_beside_full") ||
+					     (strstr(k, "hugepages-") && !strcmp(h->value[i], "never")) ||
+					     strstr(k, "khugepaged/")))
+				continue;
 			if (e == -ENOENT && un + strlen(k) + 3 < sizeof(res->unmodelled_knobs))
 				un += (size_t)snprintf(res->unmodelled_knobs + un,
 						       sizeof(res->unmodelled_knobs) - un, "%s%s",
@@ -988,6 +1068,7 @@ void replay_result_free(struct replay_result *res)
 	for (int i = 0; i < res->nmms; i++) {
 		free(res->mms[i]->series.p);
 		free(res->mms[i]->foreign);
+		free(res->mms[i]->cow);
 		free(res->mms[i]);
 	}
 	free(res->mms);

@@ -77,9 +77,16 @@ struct replay_mm {
 	uint64_t model_at_kfig[THPS_NR_PROC_ITEMS];
 	uint64_t faults;         /* fault records replayed */
 	struct replay_series series;
-	/* file-backed and shared ranges: [start, end) pairs, sorted */
-	uint64_t (*foreign)[2];
+	/* file-backed and shared ranges: [start, end, private file?], sorted */
+	uint64_t (*foreign)[3];
 	int nforeign, capforeign;
+	/* pages written in private file mappings: the kernel copies them into
+	 * anonymous pages (counted in its Anonymous); the model holds no file
+	 * mappings, so they are counted here, page by page */
+	uint64_t *cow;
+	size_t cow_cap, cow_used, cow_n;
+	uint64_t final_file_cow_kb; /* at the end */
+	uint64_t kfig_file_cow_kb;  /* at the recorded exit */
 	/* an exec's break, set once its heap is mapped */
 	uint64_t pending_start_brk, pending_brk;
 	int brk_pending;
