@@ -19,6 +19,10 @@ struct cli_sets {
 	char buf[CLI_MAX_SETS][256];
 };
 
+/* A command that ran a program killed by a signal sets this; main() then
+ * dies by the same signal, so a shell sees what the program did. */
+extern int cli_exit_signal;
+
 int cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a usage message and return 2 (the exit code for bad arguments). */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

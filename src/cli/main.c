@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 #include "cli.h"
 
@@ -62,8 +64,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			int rc = commands[i].fn(argc - 1, argv + 1);
+
+			if (cli_exit_signal) {
+				sigset_t s;
+
+				signal(cli_exit_signal, SIG_DFL);
+				sigemptyset(&s);
+				sigaddset(&s, cli_exit_signal);
+				sigprocmask(SIG_UNBLOCK, &s, NULL);
+				prctl(PR_SET_DUMPABLE, 0); /* no core of thpsim itself */
+				raise(cli_exit_signal);
+			}
+			return rc;
+		}
 	fprintf(stderr, "thpsim: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

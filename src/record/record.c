@@ -698,25 +698,15 @@ static void print_measured(struct run *run, const char *out)
 		fclose(f);
 }
 
+/* The program's exit code; killed by a signal, 128 + the signal, and main()
+ * dies by it too. */
 static int exit_like(int st)
 {
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st)) {
-		int sig = WTERMSIG(st);
-
-		/* die the same way, so a shell sees what the program did */
-		signal(sig, SIG_DFL);
-		if (sig != SIGKILL && sig != SIGSTOP) {
-			sigset_t s;
-
-			sigemptyset(&s);
-			sigaddset(&s, sig);
-			sigprocmask(SIG_UNBLOCK, &s, NULL);
-			prctl(PR_SET_DUMPABLE, 0); /* no core of the recorder itself */
-			raise(sig);
-		}
-		return 128 + sig;
+		cli_exit_signal = WTERMSIG(st);
+		return 128 + WTERMSIG(st);
 	}
 	return 1;
 }

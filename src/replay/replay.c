@@ -847,8 +847,8 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 	case 12: { /* brk */
 		uint64_t out = 0;
 
-		if (!ev->args[0])
-			break; /* a query */
+		if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
+			break; /* a query, or refused: brk(2) then returns the old break */
 		err = thps_brk(mm->proc, ev->args[0], &out);
 		if (err || out != (uint64_t)ev->ret) {
 			count_skip(r, REPLAY_SKIP_brk_diverged);
