@@ -111,7 +111,7 @@ TEST(record_cover_letter)
 	unlink(path);
 }
 
-TEST(record_fork_threads_and_heap)
+TEST(record_churn_fork_arenas_heap)
 {
 	char cmd[512];
 
