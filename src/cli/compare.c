@@ -106,12 +106,25 @@ static void *run_policy(void *arg)
 }
 
 /* ---- the SVG ---- */
+
+/* A round tick step (1, 2 or 5 times a power of ten) for about n ticks. */
+static double nice_step(double max, int n)
+{
+	double raw = max / n, p = 1;
+
+	while (p * 10 <= raw)
+		p *= 10;
+	while (p > raw)
+		p /= 10;
+	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
 static void svg(FILE *f, const char *path, struct policy *pol, int n)
 {
 	static const char *const colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
 					      "#66a61e", "#e6ab02", "#a6761d", "#666666" };
 	const int W = 860, H = 460, L = 80, R = 190, T = 50, B = 60;
-	double tmax = 0, ymax = 0;
+	double tmax = 0, ymax = 0, ystep, xstep;
 
 	for (int k = 0; k < n; k++)
 		for (int i = 0; i < pol[k].res.overall.n; i++) {
@@ -126,7 +139,10 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 		tmax = 1e-3;
 	if (ymax <= 0)
 		ymax = 1;
-	ymax *= 1.08;
+	ystep = nice_step(ymax, 5);
+	xstep = nice_step(tmax, 6);
+	ymax = ystep * (double)(long)(ymax / ystep + 1);
+	tmax = xstep * (double)(long)(tmax / xstep + 0.999);
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		W, H, W, H);
@@ -140,18 +156,18 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 		default: fputc(*c, f);
 		}
 	fprintf(f, "</text>\n");
-	/* axes and grid */
-	for (int g = 0; g <= 5; g++) {
-		double y = T + (H - T - B) * (1.0 - g / 5.0);
-		double x = L + (W - L - R) * (g / 5.0);
+	/* axes and grid, at round values */
+	for (double v = 0; v <= ymax * 1.0001; v += ystep) {
+		double y = T + (H - T - B) * (1.0 - v / ymax);
 
 		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L,
 			y, W - R, y);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", L - 6,
-			y + 4, ymax * g / 5.0);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.3g</text>\n", x,
-			H - B + 18, tmax * g / 5.0);
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6,
+			y + 4, v);
 	}
+	for (double v = 0; v <= tmax * 1.0001; v += xstep)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+			L + (W - L - R) * (v / tmax), H - B + 18, v);
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L,
 		H - B);
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, H - B,
@@ -164,8 +180,10 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 		const struct replay_series *s = &pol[k].res.overall;
 		const char *col = colors[k % 8];
 
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col,
-			k % 2 ? " stroke-dasharray=\"6 3\"" : "");
+		/* earlier lines wider, so that lines on top of each other all show */
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
+			   "stroke-linejoin=\"round\" points=\"", col, 2.0 + 2.0 * (n - 1 - k),
+			k % 2 ? " stroke-dasharray=\"8 4\"" : "");
 		for (int i = 0; i < s->n; i++)
 			fprintf(f, "%.1f,%.1f ",
 				L + (W - L - R) * ((double)s->p[i].t_ns * 1e-9 / tmax),

@@ -261,12 +261,41 @@ static struct replay_mm *mm_new(struct replay *r, int pid, const char *name, thp
 	return mm;
 }
 
+/* A point of the overall series outside the schedule: the sum over the
+ * live address spaces now (just before one ends: a peak is often there). */
+static void overall_point(struct replay *r)
+{
+	struct replay_result *res = r->res;
+	uint64_t sum_rss = 0, sum_huge = 0;
+	int live = 0;
+
+	for (int i = 0; i < res->nmms; i++)
+		live += !res->mms[i]->ended;
+	if (live > 256)
+		return; /* too costly at every exit; the schedule still samples */
+	for (int i = 0; i < res->nmms; i++) {
+		uint64_t rss, huge;
+
+		if (res->mms[i]->ended)
+			continue;
+		thps_proc_usage(res->mms[i]->proc, &rss, &huge);
+		sum_rss += rss;
+		sum_huge += huge;
+	}
+	series_add(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge);
+	if (sum_rss > res->overall_peak_rss_kb)
+		res->overall_peak_rss_kb = sum_rss;
+	if (sum_huge > res->overall_peak_anon_huge_kb)
+		res->overall_peak_anon_huge_kb = sum_huge;
+}
+
 static void mm_end(struct replay *r, struct replay_mm *mm, const char *why)
 {
 	uint64_t rss, huge;
 
 	if (mm->ended)
 		return;
+	overall_point(r);
 	thps_proc_figures(mm->proc, mm->final);
 	mm->final_file_cow_kb = mm->cow_n * 4;
 	thps_proc_usage(mm->proc, &rss, &huge);
@@ -1018,6 +1047,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	r.next_sample = r.stride;
 	r.keep_every = 1;
 	r.t_start = r.t_progress = wall();
+	series_add(&res->overall, 0, UINT64_MAX, 0, 0);
 	ret = apply_knobs(&r, &tr->header, err, errlen);
 	if (ret)
 		goto out;
