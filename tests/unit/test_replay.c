@@ -349,3 +349,48 @@ TEST(replay_damaged_trace_is_an_error)
 	replay_result_free(&R);
 	unlink(P);
 }
+
+/* ---- the commands' bad input: a message and a nonzero exit, no crash ---- */
+#include "cli/cli.h"
+
+TEST(replay_commands_refuse_bad_input)
+{
+	char *nofile[] = { "replay", "-q", "/nonexistent/t.trace", NULL };
+	char *badfmt[] = { "replay", "t.trace", "--format", "xml", NULL };
+	char *badset[] = { "replay", "t.trace", "--set", "novalue", NULL };
+	char *twotr[] = { "replay", "a.trace", "b.trace", NULL };
+	char *badpol[] = { "compare", "t.trace", "--policy", "noknobs", NULL };
+	char *badknob[] = { "compare", "t.trace", "--policy", "p=nonsense=1", NULL };
+	char *notrace[] = { "compare", NULL };
+	char *dumpusage[] = { "trace", "show", "t.trace", NULL };
+	char *dumpnofile[] = { "trace", "dump", "/nonexistent/t.trace", NULL };
+
+	ASSERT_EQ(cmd_replay(3, nofile), 1);
+	ASSERT_EQ(cmd_replay(4, badfmt), 2);
+	ASSERT_EQ(cmd_replay(4, badset), 2);
+	ASSERT_EQ(cmd_replay(3, twotr), 2);
+	ASSERT_EQ(cmd_compare(4, badpol), 2);
+	ASSERT_EQ(cmd_compare(4, badknob), 2);
+	ASSERT_EQ(cmd_compare(1, notrace), 2);
+	ASSERT_EQ(cmd_trace(3, dumpusage), 2);
+	ASSERT_EQ(cmd_trace(3, dumpnofile), 1);
+}
+
+TEST(replay_unknown_knob_value_is_an_error)
+{
+	struct replay_opts o = { 0 };
+	char err[1024];
+
+	tbegin("knob");
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	o.knob_name[0] = "transparent_hugepage/enabled";
+	o.knob_value[0] = "sometimes";
+	o.nknobs = 1;
+	o.ram_bytes = 1ULL << 30;
+	replay_result_free(&R);
+	ASSERT_EQ(replay_run(P, &o, &R, err, sizeof(err)), -EINVAL);
+	ASSERT(strstr(err, "sometimes"));
+	replay_result_free(&R);
+	unlink(P);
+}
