@@ -2,7 +2,7 @@
  * bench_record.c - the recorder's and the replay's part of "thpsim bench".
  *
  *  - replay speed: synthetic traces of a program streaming through 1 GiB
- *    (a read every 4 KiB, four rounds of mmap and munmap; then one round of
+ *    (a read every 4 KiB, eight rounds of mmap and munmap; then one round of
  *    reads and writes), written to a temporary file and replayed under THP
  *    never (every record a 4 KiB fault) and THP always.  Trace records per
  *    second on one core.
@@ -162,7 +162,7 @@ void bench_record_collect(struct bench_record *b)
 	snprintf(perfdata, sizeof(perfdata), "/tmp/thpsim-bench-%d.perf", (int)getpid());
 
 	/* replay speed: first reads only, then reads and writes */
-	if (write_bench_trace(trace, 4, 0, &recs) == 0) {
+	if (write_bench_trace(trace, 8, 0, &recs) == 0) {
 		b->replay_never = replay_rate(trace, "never", &b->replay_records);
 		b->replay_always = replay_rate(trace, "always", &recs);
 	}

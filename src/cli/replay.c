@@ -112,7 +112,7 @@ static double pct(int64_t d, uint64_t base)
 	return base ? 100.0 * (double)d / (double)base : 0.0;
 }
 
-static void print_text(const char *path, const struct replay_result *res)
+static void print_text(const char *path, const struct replay_result *res, int quiet)
 {
 	uint64_t sums[THPS_NR_PROC_ITEMS];
 	int never = !strcmp(replay_knob(res, "transparent_hugepage/enabled"), "never");
@@ -129,13 +129,13 @@ static void print_text(const char *path, const struct replay_result *res)
 	if (res->unmodelled_knobs[0])
 		printf("  settings of the recording machine the model does not have: %s\n",
 		       res->unmodelled_knobs);
-	printf("\n%-16s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
+	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
 	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
 	       "VmPTE kB", "+file kB", "faults");
 	for (int i = 0; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
 
-		printf("%-16.16s %7d %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+		printf("%-20.20s %7d %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
 		       " %12" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n",
 		       mm->name, mm->pid, mm->end, mm->final[THPS_PROC_Rss],
 		       mm->final[THPS_PROC_Anonymous], mm->final[THPS_PROC_AnonHugePages],
@@ -144,7 +144,7 @@ static void print_text(const char *path, const struct replay_result *res)
 	}
 	replay_final_sums(res, sums);
 	if (res->nmms > 1)
-		printf("%-16s %7s %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+		printf("%-20s %7s %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
 		       " %12" PRIu64 "\n",
 		       "all (sums)", "", "", sums[THPS_PROC_Rss], sums[THPS_PROC_Anonymous],
 		       sums[THPS_PROC_AnonHugePages], replay_peak_rss(res),
@@ -189,9 +189,10 @@ static void print_text(const char *path, const struct replay_result *res)
 	}
 	printf("\n");
 	replay_print_skips(stdout, res);
-	fprintf(stderr, "thpsim replay: %" PRIu64 " records in %.2f s (%.1f M records/s)\n",
-		res->records, res->seconds,
-		res->seconds > 0 ? (double)res->records / res->seconds * 1e-6 : 0.0);
+	if (!quiet)
+		fprintf(stderr, "thpsim replay: %" PRIu64 " records in %.2f s (%.1f M records/s)\n",
+			res->records, res->seconds,
+			res->seconds > 0 ? (double)res->records / res->seconds * 1e-6 : 0.0);
 }
 
 static void json_series(struct json *j, const char *key, const struct replay_series *s)
@@ -371,7 +372,7 @@ int cmd_replay(int argc, char **argv)
 	} else if (!strcmp(format, "csv")) {
 		print_csv(&res);
 	} else {
-		print_text(path, &res);
+		print_text(path, &res, !o.progress);
 	}
 	replay_result_free(&res);
 	return 0;
