@@ -48,6 +48,7 @@ typedef struct thps_proc thps_proc;
 #define THPS_MAP_GROWSDOWN 0x0100
 #define THPS_MAP_NORESERVE 0x4000
 #define THPS_MAP_POPULATE 0x8000
+#define THPS_MAP_STACK 0x20000 /* Linux 6.7+: the mapping gets VM_NOHUGEPAGE */
 #define THPS_MAP_FIXED_NOREPLACE 0x100000
 
 #define THPS_MREMAP_MAYMOVE 1
@@ -210,6 +211,19 @@ int thps_mremap(thps_proc *p, uint64_t old_addr, uint64_t old_len, uint64_t new_
 int thps_madvise(thps_proc *p, uint64_t addr, uint64_t len, int advice);
 /* brk(): returns the current break through *out (addr 0 queries). */
 int thps_brk(thps_proc *p, uint64_t addr, uint64_t *out);
+/*
+ * The break an exec leaves: the heap starts at start_brk and ends at brk
+ * (start_brk == brk: no heap yet).  [start_brk, brk) must be mapped already
+ * (as one anonymous mapping, as exec's [heap]).  Replaying a recorded
+ * program sets its break where the kernel put it.
+ */
+int thps_brk_init(thps_proc *p, uint64_t start_brk, uint64_t brk);
+/*
+ * RLIMIT_STACK (default 8 MiB): a fault below a MAP_GROWSDOWN mapping grows
+ * it down to the faulting page while it stays within this size and 1 MiB
+ * (stack_guard_gap) above the mapping below, as Linux's stack does.
+ */
+int thps_set_stack_rlimit(thps_proc *p, uint64_t bytes);
 
 /*
  * Memory accesses, as the CPU makes them: every page not mapped, or mapped
@@ -239,6 +253,13 @@ int thps_touch(thps_proc *p, struct thps_touch *t);
 
 /* Per-process figures in kB (smaps_rollup and status); see THPS_PROC_FIGURES. */
 int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS]);
+/*
+ * The two figures a time series needs, cheaply: Rss from the counters (as
+ * status's VmRSS) and AnonHugePages from a walk of the PMDs only, so the
+ * cost grows with the VMAs and the 2 MiB ranges, not with the pages.  Equal
+ * to thps_proc_figures' Rss and AnonHugePages.
+ */
+int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb);
 
 /*
  * The page-table pages behind VmPTE: PTE tables (deposited ones included)

@@ -27,6 +27,8 @@ void test_register(const char *name, test_fn fn, const char *file);
 
 _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* End the test as skipped, saying why (no root, no tracing...). */
+_Noreturn void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define ASSERT(c)                                                                          \
 	do {                                                                               \

@@ -9,6 +9,8 @@
 
 #include "cli.h"
 
+int cli_exit_signal;
+
 int cli_error(int err, const char *fmt, ...)
 {
 	va_list ap;

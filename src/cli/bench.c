@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_record.h"
 #include "cli.h"
 #include "util/json.h"
 
@@ -62,6 +63,7 @@ int cmd_bench(int argc, char **argv)
 {
 	int json = 0;
 	double r4k, rhzp;
+	struct bench_record br;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
@@ -73,6 +75,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	r4k = fault_rate(0, 64ULL << 20, 1.0);
 	rhzp = fault_rate(1, 1ULL << 30, 1.0);
+	bench_record_collect(&br);
 	if (json) {
 		struct json j;
 
@@ -82,12 +85,14 @@ int cmd_bench(int argc, char **argv)
 		json_double(&j, "read_4k_per_s", r4k);
 		json_double(&j, "read_hzp_per_s", rhzp);
 		json_end_object(&j);
+		bench_record_print(&br, &j);
 		json_end_object(&j);
 		json_finish(&j);
 	} else {
 		printf("model fault rates (one run on this machine):\n");
 		printf("  4 KiB read faults (zero page)       %12.0f /s\n", r4k);
 		printf("  huge zero page read faults (2 MiB)  %12.0f /s\n", rhzp);
+		bench_record_print(&br, NULL);
 	}
 	return 0;
 }

@@ -19,6 +19,10 @@ struct cli_sets {
 	char buf[CLI_MAX_SETS][256];
 };
 
+/* A command that ran a program killed by a signal sets this; main() then
+ * dies by the same signal, so a shell sees what the program did. */
+extern int cli_exit_signal;
+
 int cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a usage message and return 2 (the exit code for bad arguments). */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -44,5 +48,9 @@ int cmd_kernel(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

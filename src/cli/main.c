@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 #include "cli.h"
 
@@ -38,6 +40,10 @@ static const struct {
 	{ "validate", cmd_validate, "SCENARIO|DIR... [--format text|json]   both, side by side; exit 1 on a difference" },
 	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
+	{ "record", cmd_record, "-o TRACE [--buffer MiB] -- COMMAND [ARG]...   trace a real program's anonymous memory (root)" },
+	{ "replay", cmd_replay, "TRACE [--set KNOB=VALUE]... [--format text|json|csv]   a recorded program under a THP policy" },
+	{ "compare", cmd_compare, "TRACE [--policy NAME=KNOBS]... [--svg FILE] [--format text|json]   several THP policies side by side" },
+	{ "trace", cmd_trace, "dump TRACE [--limit N] [--header]   a trace as text" },
 };
 
 static int usage(FILE *f)
@@ -61,8 +67,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			int rc = commands[i].fn(argc - 1, argv + 1);
+
+			if (cli_exit_signal) {
+				sigset_t s;
+
+				signal(cli_exit_signal, SIG_DFL);
+				sigemptyset(&s);
+				sigaddset(&s, cli_exit_signal);
+				sigprocmask(SIG_UNBLOCK, &s, NULL);
+				prctl(PR_SET_DUMPABLE, 0); /* no core of thpsim itself */
+				raise(cli_exit_signal);
+			}
+			return rc;
+		}
 	fprintf(stderr, "thpsim: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -11,7 +11,8 @@
  * program's SIGSEGV: -EFAULT), then handle_mm_fault fixes the tables and
  * the access is retried.  Bytes are read from and written to the frames, so
  * a read returns what was written, and a write can never reach the zero
- * page or the huge zero page (they are never mapped writable).
+ * page or the huge zero page (they are never mapped writable).  A fault
+ * just below a stack (VM_GROWSDOWN) VMA grows it first (expand_stack).
  */
 #include "internal.h"
 
@@ -89,6 +90,8 @@ static int access_page(struct mm_struct *mm, uint64_t addr, bool write, uint8_t 
 		}
 		BUG_ON(tries > 2);
 		vma = vma_lookup(mm, addr);
+		if (!vma)
+			vma = expand_stack(mm, addr);
 		if (!vma || access_error(vma, write))
 			return -EFAULT;
 		ret = handle_mm_fault(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER);

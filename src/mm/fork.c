@@ -141,6 +141,7 @@ int thps_fork(thps_proc *parent, thps_proc **out)
 		mm->mmap_base = oldmm->mmap_base;
 		mm->start_brk = oldmm->start_brk;
 		mm->brk = oldmm->brk;
+		mm->stack_rlimit = oldmm->stack_rlimit;
 		err = dup_mmap(mm, oldmm);
 	}
 	mm_unlock(oldmm);

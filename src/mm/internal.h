@@ -299,6 +299,7 @@ void vm_area_free(struct vm_area_struct *vma);
 /* First VMA with vm_end > addr, or NULL. */
 struct vm_area_struct *find_vma(struct mm_struct *mm, uint64_t addr);
 /* The VMA containing addr, or NULL. */
+void vma_expand_down(struct vm_area_struct *vma, uint64_t start);
 struct vm_area_struct *vma_lookup(struct mm_struct *mm, uint64_t addr);
 /* The VMA containing addr, without touching the lookup cache. */
 const struct vm_area_struct *vma_find_const(const struct mm_struct *mm, uint64_t addr);
@@ -327,6 +328,7 @@ static inline pmd_t maybe_pmd_mkwrite(pmd_t pmd, const struct vm_area_struct *vm
 }
 int do_munmap(struct mm_struct *mm, uint64_t start, uint64_t len);
 void exit_mmap(struct mm_struct *mm);
+struct vm_area_struct *expand_stack(struct mm_struct *mm, uint64_t addr);
 uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, bool thp_align);
 void mmap_init_layout(struct mm_struct *mm);
 int machine_error(struct thps_machine *m, int err, const char *fmt, ...)

@@ -24,6 +24,8 @@
 #define MMAP_BASE 0x7f0000000000ULL
 #define MMAP_MIN_ADDR 0x10000ULL
 #define BRK_BASE 0x555555559000ULL
+#define STACK_GUARD_GAP (256UL << PAGE_SHIFT) /* stack_guard_gap: 256 pages */
+#define DEFAULT_STACK_RLIMIT (8ULL << 20)     /* ulimit -s 8192 */
 
 int machine_error(struct thps_machine *m, int err, const char *fmt, ...)
 {
@@ -74,6 +76,14 @@ static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
 	struct vm_area_struct *v = find_vma(mm, addr);
 
 	return addr >= MMAP_MIN_ADDR && addr + len <= TASK_SIZE && (!v || v->vm_start >= addr + len);
+}
+
+/* Does one VMA map all of [addr, end)? */
+static bool range_mapped(struct mm_struct *mm, uint64_t addr, uint64_t end)
+{
+	struct vm_area_struct *v = vma_lookup(mm, addr);
+
+	return v && v->vm_end >= end;
 }
 
 /* unmapped_area_topdown: the highest gap of len bytes below mmap_base. */
@@ -186,6 +196,10 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 	vm_flags = calc_vm_prot_bits(prot) | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC;
 	if (flags & THPS_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
+	/* "mm: mmap: map MAP_STACK to VM_NOHUGEPAGE" (Linux 6.7): thread
+	 * stacks do not get THPs unless madvised (observed: VmFlags nh) */
+	if (flags & THPS_MAP_STACK)
+		vm_flags |= VM_NOHUGEPAGE;
 	vm_flags |= (flags & THPS_MAP_NORESERVE) ? VM_NORESERVE : ((prot & THPS_PROT_WRITE) ? VM_ACCOUNT : 0);
 
 	vma = vm_area_alloc(mm);
@@ -296,6 +310,42 @@ void exit_mmap(struct mm_struct *mm)
 		free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
 }
 
+/* ---- the stack ---- */
+
+/*
+ * expand_stack: a fault below a VM_GROWSDOWN VMA grows it down to the
+ * faulting page (expand_downwards), as long as the stack stays within
+ * RLIMIT_STACK and keeps stack_guard_gap from the mapping below.  Returns
+ * the grown VMA, or NULL: the access is then the program's SIGSEGV.
+ */
+struct vm_area_struct *expand_stack(struct mm_struct *mm, uint64_t addr)
+{
+	struct vm_area_struct *vma = find_vma(mm, addr), *prev;
+	uint64_t start = addr & PAGE_MASK;
+
+	if (!vma || !(vma->vm_flags & VM_GROWSDOWN) || addr >= vma->vm_start ||
+	    start < MMAP_MIN_ADDR)
+		return NULL;
+	prev = vma->vm_prev;
+	if (prev && !(prev->vm_flags & VM_GROWSDOWN) && (prev->vm_flags & VM_ACCESS_FLAGS) &&
+	    (prev->vm_end > start || start - prev->vm_end < STACK_GUARD_GAP))
+		return NULL;
+	if (prev && prev->vm_end > start)
+		return NULL;
+	if (vma->vm_end - start > mm->stack_rlimit)
+		return NULL;
+	vma_expand_down(vma, start);
+	return vma;
+}
+
+int thps_set_stack_rlimit(thps_proc *p, uint64_t bytes)
+{
+	mm_lock(&p->mm);
+	p->mm.stack_rlimit = bytes;
+	mm_unlock(&p->mm);
+	return 0;
+}
+
 /* ---- brk ---- */
 static int do_brk(struct mm_struct *mm, uint64_t newbrk)
 {
@@ -355,8 +405,31 @@ int thps_brk(thps_proc *p, uint64_t addr, uint64_t *out)
 	return err == -ENOMEM ? 0 : err;
 }
 
+int thps_brk_init(thps_proc *p, uint64_t start_brk, uint64_t brk)
+{
+	struct mm_struct *mm = &p->mm;
+	int err = 0;
+
+	mm_lock(mm);
+	if (start_brk > brk || !IS_ALIGNED(start_brk, PAGE_SIZE) || start_brk < MMAP_MIN_ADDR ||
+	    brk >= TASK_SIZE)
+		err = machine_error(mm->m, -EINVAL, "brk_init: bad break %#llx..%#llx",
+				    (unsigned long long)start_brk, (unsigned long long)brk);
+	else if (PAGE_ALIGN(brk) > start_brk && !range_mapped(mm, start_brk, PAGE_ALIGN(brk)))
+		err = machine_error(mm->m, -EINVAL,
+				    "brk_init: the heap %#llx..%#llx is not mapped",
+				    (unsigned long long)start_brk, (unsigned long long)brk);
+	if (!err) {
+		mm->start_brk = start_brk;
+		mm->brk = brk;
+	}
+	mm_unlock(mm);
+	return err;
+}
+
 void mmap_init_layout(struct mm_struct *mm)
 {
 	mm->mmap_base = MMAP_BASE;
 	mm->start_brk = mm->brk = BRK_BASE;
+	mm->stack_rlimit = DEFAULT_STACK_RLIMIT;
 }

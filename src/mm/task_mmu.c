@@ -11,6 +11,8 @@
  *
  * status reads counters instead of walking: VmRSS and RssAnon from the
  * process's MM_ANONPAGES, VmHWM its peak, VmPTE its page-table bytes.
+ * thps_proc_usage, for time series, takes Rss from the counters and walks
+ * the PMDs only for AnonHugePages.
  */
 #include "internal.h"
 
@@ -150,6 +152,29 @@ int thps_proc_pgtables(thps_proc *p, uint64_t *pte_tables, uint64_t *upper_table
 	}
 	*upper_tables = upper;
 	*pte_tables = (uint64_t)mm->pgtables_bytes / PAGE_SIZE - upper;
+	mm_unlock(mm);
+	return 0;
+}
+
+int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb)
+{
+	struct mm_struct *mm = &p->mm;
+	uint64_t huge = 0;
+
+	mm_lock(mm);
+	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
+		for (uint64_t addr = ALIGN_UP(vma->vm_start, PMD_SIZE); addr + PMD_SIZE <= vma->vm_end;
+		     addr += PMD_SIZE) {
+			pmd_t *pmd = pmd_walk(mm, addr);
+			pmd_t v;
+
+			if (pmd && !pmd_none(v = pmdp_get(pmd)) && pmd_trans_huge(v) &&
+			    vm_normal_page_pmd(vma, v))
+				huge += HPAGE_PMD_SIZE;
+		}
+	}
+	*rss_kb = (uint64_t)get_mm_rss(mm) * (PAGE_SIZE >> 10);
+	*anon_huge_kb = huge >> 10;
 	mm_unlock(mm);
 	return 0;
 }

@@ -267,6 +267,7 @@ struct mm_struct {
 	unsigned long flags;      /* MMF_* */
 	uint64_t mmap_base;
 	uint64_t start_brk, brk;
+	uint64_t stack_rlimit;    /* RLIMIT_STACK: how far a stack VMA may grow */
 	uint32_t deposit_head;    /* stack of deposited PTE tables (pmd_huge_pte) */
 	int64_t nr_deposited;
 	struct per_cpu_pages pcp;

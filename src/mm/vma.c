@@ -234,6 +234,15 @@ static void vma_set_range(struct vm_area_struct *vma, uint64_t start, uint64_t e
 	vma_link(mm, vma);
 }
 
+/* expand_downwards' VMA half: vma now starts at start (below its old start),
+ * its linear page index moved with it. */
+void vma_expand_down(struct vm_area_struct *vma, uint64_t start)
+{
+	uint64_t grow = (vma->vm_start - start) >> PAGE_SHIFT;
+
+	vma_set_range(vma, start, vma->vm_end, vma->vm_pgoff - grow);
+}
+
 /* __split_vma: [vm_start, addr) and [addr, vm_end) become two VMAs. */
 int split_vma(struct vm_area_struct *vma, uint64_t addr, int new_below)
 {

@@ -20,6 +20,7 @@ static struct {
 static int nr_tests;
 static jmp_buf fail_jmp;
 static char fail_msg[1024];
+static int skipping;
 thps_machine *T;
 static uint64_t marked[THPS_NR_VM_ITEMS];
 
@@ -41,6 +42,17 @@ _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(fail_msg + n, sizeof(fail_msg) - (size_t)n, fmt, ap);
 	va_end(ap);
+	longjmp(fail_jmp, 1);
+}
+
+_Noreturn void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fail_msg, sizeof(fail_msg), fmt, ap);
+	va_end(ap);
+	skipping = 1;
 	longjmp(fail_jmp, 1);
 }
 
@@ -231,12 +243,20 @@ static int selected(const char *name, int argc, char **argv)
 	return 0;
 }
 
-/* Run one test: 1 passed, 0 failed.  A failed test's machine is left
- * as it is (freeing an inconsistent one could trip its own checks). */
+/* Run one test: 1 passed, 0 failed, 2 skipped.  A failed test's machine
+ * is left as it is (freeing an inconsistent one could trip its own checks). */
 static int run_one(int i)
 {
 	T = NULL;
+	skipping = 0;
 	if (setjmp(fail_jmp)) {
+		if (skipping) {
+			printf("skip %s: %s\n", tests[i].name, fail_msg);
+			if (T)
+				thps_machine_free(T);
+			T = NULL;
+			return 2;
+		}
 		printf("FAIL %s\n     %s\n", tests[i].name, fail_msg);
 		T = NULL;
 		return 0;
@@ -251,17 +271,21 @@ static int run_one(int i)
 
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, skipped = 0;
 
 	for (int i = 0; i < nr_tests; i++) {
 		if (!selected(tests[i].name, argc, argv))
 			continue;
-		if (run_one(i))
-			passed++;
-		else
-			failed++;
+		switch (run_one(i)) {
+		case 1: passed++; break;
+		case 2: skipped++; break;
+		default: failed++; break;
+		}
 		fflush(stdout);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
+	if (skipped)
+		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	else
+		printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : passed ? 0 : 1;
 }

@@ -1,0 +1,266 @@
+/*
+ * bench_record.c - the recorder's and the replay's part of "thpsim bench".
+ *
+ *  - replay speed: synthetic traces of a program streaming through 1 GiB
+ *    (a read every 4 KiB, eight rounds of mmap and munmap; then one round of
+ *    reads and writes), written to a temporary file and replayed under THP
+ *    never (every record a 4 KiB fault) and THP always.  Trace records per
+ *    second on one core.
+ *  - recording overhead (root and tracepoints only): the cover letter's
+ *    program (tests/progs, 51 200 faults in a few tens of ms) run bare,
+ *    under "thpsim record", and under "perf record" of the same
+ *    tracepoints; the median of several runs of each, as ratios to the bare
+ *    run.
+ *
+ * Printed, never asserted: the machines are shared and noisy.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_record.h"
+#include "record/record.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* rounds x (256 Ki reads [+ 256 Ki writes]) over 1 GiB, with mmap/munmap. */
+static int write_bench_trace(const char *path, int rounds, int writes, uint64_t *records)
+{
+	struct trace_writer w;
+	struct trace_header h = { 0 };
+	const uint64_t base = 0x7f0000000000ULL, len = 1ULL << 30;
+	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
+	int err;
+
+	trace_header_add(&h, "transparent_hugepage/enabled", "madvise");
+	err = trace_writer_open(&w, path, &h);
+	if (err)
+		return err;
+	trace_write_proc(&w, 1);
+	trace_write_exec(&w, "/bench", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	for (int r = 0; r < rounds; r++) {
+		trace_write_syscall(&w, 9, 6, args, (int64_t)base);
+		for (uint64_t a = base; a < base + len; a += 4096)
+			trace_write_fault(&w, a, 0, 0);
+		for (uint64_t a = base; writes && a < base + len; a += 4096)
+			trace_write_fault(&w, a, 1, 0);
+		args[0] = base;
+		trace_write_syscall(&w, 11, 2, args, 0);
+		args[0] = 0;
+	}
+	trace_write_exit(&w, 0);
+	*records = w.nrecords + 1;
+	return trace_writer_close(&w);
+}
+
+static double replay_rate(const char *path, const char *enabled, uint64_t *records)
+{
+	struct replay_opts o = { 0 };
+	struct replay_result res;
+	char err[1024];
+	double t0, t;
+
+	o.knob_name[0] = "transparent_hugepage/enabled";
+	o.knob_value[0] = enabled;
+	o.nknobs = 1;
+	o.ram_bytes = 4ULL << 30;
+	t0 = now_s();
+	if (replay_run(path, &o, &res, err, sizeof(err))) {
+		fprintf(stderr, "thpsim bench: replay: %s\n", err);
+		replay_result_free(&res);
+		return 0;
+	}
+	t = now_s() - t0;
+	*records = res.records;
+	replay_result_free(&res);
+	return (double)*records / t;
+}
+
+/* ---- recording overhead ---- */
+static int self_dir(char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	out[n] = 0;
+	slash = strrchr(out, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+/* Wall time of running argv, output discarded; < 0 on failure. */
+static double run_timed(char *const argv[])
+{
+	double t0 = now_s();
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	return now_s() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(char *const argv[], int n)
+{
+	double t[16];
+
+	for (int i = 0; i < n; i++)
+		if ((t[i] = run_timed(argv)) < 0)
+			return -1;
+	qsort(t, (size_t)n, sizeof(t[0]), cmp_double);
+	return t[n / 2];
+}
+
+static int have_perf(void)
+{
+	char *argv[] = { "perf", "--version", NULL };
+
+	return run_timed(argv) >= 0;
+}
+
+void bench_record_collect(struct bench_record *b)
+{
+	char dir[PATH_MAX], prog[PATH_MAX + 32], self[PATH_MAX + 16], trace[64], perfdata[64],
+		why[512];
+	struct rec_perf pp;
+	uint64_t recs;
+
+	memset(b, 0, sizeof(*b));
+	snprintf(trace, sizeof(trace), "/tmp/thpsim-bench-%d.trace", (int)getpid());
+	snprintf(perfdata, sizeof(perfdata), "/tmp/thpsim-bench-%d.perf", (int)getpid());
+
+	/* replay speed: first reads only, then reads and writes */
+	if (write_bench_trace(trace, 8, 0, &recs) == 0) {
+		b->replay_never = replay_rate(trace, "never", &b->replay_records);
+		b->replay_always = replay_rate(trace, "always", &recs);
+	}
+	if (write_bench_trace(trace, 1, 1, &recs) == 0) {
+		b->replay_rw_never = replay_rate(trace, "never", &b->replay_rw_records);
+		b->replay_rw_always = replay_rate(trace, "always", &recs);
+	}
+	unlink(trace);
+
+	/* recording overhead */
+	if (geteuid() != 0) {
+		snprintf(b->record_skipped, sizeof(b->record_skipped), "not root");
+		return;
+	}
+	if (rec_tracing_setup(&pp, why, sizeof(why))) {
+		snprintf(b->record_skipped, sizeof(b->record_skipped), "%s", why);
+		return;
+	}
+	if (self_dir(dir, sizeof(dir))) {
+		snprintf(b->record_skipped, sizeof(b->record_skipped), "cannot find thpsim's directory");
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s/progs/coverletter", dir);
+	snprintf(self, sizeof(self), "%s/thpsim", dir);
+	if (access(prog, X_OK)) {
+		snprintf(b->record_skipped, sizeof(b->record_skipped),
+			 "%.400s is not built (make progs)", prog);
+		return;
+	}
+	{
+		char *bare[] = { prog, NULL };
+		char *rec[] = { self, "record", "-q", "-o", trace, "--", prog, NULL };
+		char *perf[] = { "perf", "record", "-q", "-o", perfdata,
+				 "-e", "exceptions:page_fault_user", "-e", "exceptions:page_fault_kernel",
+				 "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit",
+				 "-e", "task:task_newtask", "-e", "sched:sched_process_exec",
+				 "-e", "sched:sched_process_exit", "--", prog, NULL };
+
+		run_timed(bare); /* warm the page cache */
+		b->bare_s = median_of(bare, 7);
+		b->record_s = median_of(rec, 7);
+		if (have_perf())
+			b->perf_s = median_of(perf, 7);
+		else
+			snprintf(b->perf_skipped, sizeof(b->perf_skipped), "perf is not installed");
+	}
+	unlink(trace);
+	unlink(perfdata);
+	b->record_ran = b->bare_s > 0 && b->record_s > 0;
+}
+
+void bench_record_print(const struct bench_record *b, struct json *j)
+{
+	if (j) {
+		json_begin_object(j, "replay");
+		json_uint(j, "read_records", b->replay_records);
+		json_double(j, "read_records_per_s_thp_never", b->replay_never);
+		json_double(j, "read_records_per_s_thp_always", b->replay_always);
+		json_uint(j, "read_write_records", b->replay_rw_records);
+		json_double(j, "read_write_records_per_s_thp_never", b->replay_rw_never);
+		json_double(j, "read_write_records_per_s_thp_always", b->replay_rw_always);
+		json_end_object(j);
+		json_begin_object(j, "record_overhead");
+		if (!b->record_ran) {
+			json_string(j, "skipped", b->record_skipped[0] ? b->record_skipped : "failed");
+		} else {
+			json_string(j, "program", "coverletter (200 MiB, a read every 4 KiB)");
+			json_double(j, "bare_s", b->bare_s);
+			json_double(j, "thpsim_record_s", b->record_s);
+			json_double(j, "thpsim_record_ratio", b->record_s / b->bare_s);
+			if (b->perf_s > 0) {
+				json_double(j, "perf_record_s", b->perf_s);
+				json_double(j, "perf_record_ratio", b->perf_s / b->bare_s);
+			} else {
+				json_string(j, "perf_record_skipped", b->perf_skipped);
+			}
+		}
+		json_end_object(j);
+		return;
+	}
+	printf("replay speed, one core (synthetic traces streaming through 1 GiB):\n");
+	printf("  first reads, %llu records:   THP never %12.0f /s   always %12.0f /s\n",
+	       (unsigned long long)b->replay_records, b->replay_never, b->replay_always);
+	printf("  reads then writes, %llu records: never %12.0f /s   always %12.0f /s\n",
+	       (unsigned long long)b->replay_rw_records, b->replay_rw_never, b->replay_rw_always);
+	printf("  (a first write makes the model allocate and zero a frame of simulated memory:\n"
+	       "   host memory bandwidth and first-touch faults bound it)\n");
+	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
+	if (!b->record_ran) {
+		printf("  skipped: %s\n", b->record_skipped[0] ? b->record_skipped : "a run failed");
+		return;
+	}
+	printf("  bare run                 %8.3f s\n", b->bare_s);
+	printf("  thpsim record            %8.3f s  %5.2fx the bare run\n", b->record_s,
+	       b->record_s / b->bare_s);
+	if (b->perf_s > 0)
+		printf("  perf record (same tracepoints) %8.3f s  %5.2fx the bare run\n", b->perf_s,
+		       b->perf_s / b->bare_s);
+	else
+		printf("  perf record: skipped: %s\n", b->perf_skipped);
+}

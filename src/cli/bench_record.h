@@ -1,0 +1,26 @@
+/*
+ * bench_record.h - replay speed and recording overhead for "thpsim bench"
+ * (bench_record.c).
+ */
+#ifndef THPSIM_BENCH_RECORD_H
+#define THPSIM_BENCH_RECORD_H
+
+#include <stdint.h>
+
+#include "util/json.h"
+
+struct bench_record {
+	uint64_t replay_records, replay_rw_records;
+	double replay_never, replay_always;  /* trace records per second: reads */
+	double replay_rw_never, replay_rw_always; /* reads and writes */
+	int record_ran;
+	char record_skipped[512];            /* why the overhead was not measured */
+	double bare_s, record_s, perf_s;     /* median wall times */
+	char perf_skipped[64];
+};
+
+void bench_record_collect(struct bench_record *b);
+/* As text on stdout, or as members of the open JSON object j. */
+void bench_record_print(const struct bench_record *b, struct json *j);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * replay.c - "thpsim replay TRACE": a recorded program under one THP policy.
+ *
+ * Without --set the policy is the recording machine's (the trace header
+ * keeps its /sys/kernel/mm/transparent_hugepage settings), so the figures
+ * predict what the program saw when it ran there without the recorder.
+ * Output: per process and overall, final and peak figures with the
+ * kernel's names; JSON adds each process's time series of Rss and
+ * AnonHugePages, CSV is that time series alone.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay/replay.h"
+#include "replay_out.h"
+#include "util/json.h"
+
+static const char usage_text[] =
+	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
+	"[--quiet]";
+
+int replay_parse_common(int argc, char **argv, int *i, struct cli_sets *sets,
+			struct replay_opts *o, uint64_t *ram_gib)
+{
+	if (!strcmp(argv[*i], "--set") && *i + 1 < argc) {
+		if (cli_add_set(sets, argv[++*i]))
+			return 2;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--ram") && *i + 1 < argc) {
+		if (cli_parse_u64(argv[++*i], ram_gib) || !*ram_gib || *ram_gib > 4096)
+			return cli_usage("--ram takes GiB, 1 to 4096");
+		o->ram_bytes = *ram_gib << 30;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) {
+		o->progress = 0;
+		return 0;
+	}
+	return -1;
+}
+
+void replay_opts_add_sets(struct replay_opts *o, const struct cli_sets *sets)
+{
+	for (int k = 0; k < sets->n && o->nknobs < REPLAY_MAX_KNOBS; k++) {
+		o->knob_name[o->nknobs] = sets->name[k];
+		o->knob_value[o->nknobs] = sets->value[k];
+		o->nknobs++;
+	}
+}
+
+const char *replay_knob(const struct replay_result *res, const char *name)
+{
+	for (int i = 0; i < res->nknobs; i++)
+		if (!strcmp(res->knob_name[i], name))
+			return res->knob_value[i];
+	return "?";
+}
+
+/* Sums of the processes' final figures. */
+void replay_final_sums(const struct replay_result *res, uint64_t out[THPS_NR_PROC_ITEMS])
+{
+	memset(out, 0, sizeof(uint64_t) * THPS_NR_PROC_ITEMS);
+	for (int i = 0; i < res->nmms; i++)
+		for (int k = 0; k < THPS_NR_PROC_ITEMS; k++)
+			out[k] += res->mms[i]->final[k];
+}
+
+uint64_t replay_peak_rss(const struct replay_result *res)
+{
+	uint64_t peak = res->overall_peak_rss_kb;
+
+	/* a lone process's VmHWM is exact; the sampled sum may miss a peak */
+	for (int i = 0; i < res->nmms; i++)
+		if (res->mms[i]->final[THPS_PROC_VmHWM] > peak)
+			peak = res->mms[i]->final[THPS_PROC_VmHWM];
+	return peak;
+}
+
+uint64_t replay_peak_anon_huge(const struct replay_result *res)
+{
+	uint64_t peak = res->overall_peak_anon_huge_kb;
+
+	for (int i = 0; i < res->nmms; i++)
+		if (res->mms[i]->peak_anon_huge_kb > peak)
+			peak = res->mms[i]->peak_anon_huge_kb;
+	return peak;
+}
+
+void replay_print_skips(FILE *f, const struct replay_result *res)
+{
+	int any = 0;
+
+	for (int i = 0; i < REPLAY_NR_SKIPS; i++) {
+		if (!res->skips[i])
+			continue;
+		if (!any)
+			fprintf(f, "not modelled or skipped:\n");
+		any = 1;
+		fprintf(f, "  %10" PRIu64 "  %s\n", res->skips[i], replay_skip_desc(i));
+	}
+	for (int i = 0; i < res->nnotes; i++)
+		fprintf(f, "note: %s\n", res->notes[i]);
+}
+
+static double pct(int64_t d, uint64_t base)
+{
+	return base ? 100.0 * (double)d / (double)base : 0.0;
+}
+
+static void print_text(const char *path, const struct replay_result *res, int quiet)
+{
+	uint64_t sums[THPS_NR_PROC_ITEMS];
+	int never = !strcmp(replay_knob(res, "transparent_hugepage/enabled"), "never");
+
+	printf("thpsim replay %s\n", path);
+	printf("  recorded: %s (Linux %s): %" PRIu64 " records, %" PRIu64 " faults, %.3f s\n",
+	       res->command, res->kernel, res->records, res->faults,
+	       (double)res->duration_ns * 1e-9);
+	printf("  policy: enabled=%s defrag=%s use_zero_page=%s max_ptes_none=%s\n",
+	       replay_knob(res, "transparent_hugepage/enabled"),
+	       replay_knob(res, "transparent_hugepage/defrag"),
+	       replay_knob(res, "transparent_hugepage/use_zero_page"),
+	       replay_knob(res, "transparent_hugepage/khugepaged/max_ptes_none"));
+	if (res->unmodelled_knobs[0])
+		printf("  settings of the recording machine the model does not have: %s\n",
+		       res->unmodelled_knobs);
+	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
+	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
+	       "VmPTE kB", "+file kB", "faults");
+	for (int i = 0; i < res->nmms; i++) {
+		const struct replay_mm *mm = res->mms[i];
+
+		printf("%-20.20s %7d %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+		       " %12" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n",
+		       mm->name, mm->pid, mm->end, mm->final[THPS_PROC_Rss],
+		       mm->final[THPS_PROC_Anonymous], mm->final[THPS_PROC_AnonHugePages],
+		       mm->final[THPS_PROC_VmHWM], mm->peak_anon_huge_kb, mm->final[THPS_PROC_VmPTE],
+		       mm->final_file_cow_kb, mm->faults);
+	}
+	replay_final_sums(res, sums);
+	if (res->nmms > 1)
+		printf("%-20s %7s %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+		       " %12" PRIu64 "\n",
+		       "all (sums)", "", "", sums[THPS_PROC_Rss], sums[THPS_PROC_Anonymous],
+		       sums[THPS_PROC_AnonHugePages], replay_peak_rss(res),
+		       replay_peak_anon_huge(res));
+	printf("\nfinal: each process just before it exited; VmHWM: its peak Rss; peak AHP: its "
+	       "peak AnonHugePages\n(sampled);%s +file: pages the program wrote in private file "
+	       "mappings, which the\nkernel copies into anonymous pages (in its Anonymous; not in "
+	       "the model's).  vmstat over the whole run:\n",
+	       res->nmms > 1 ? " the sums' VmHWM and peak are of the sum over live processes;" : "");
+	printf("  pgfault %" PRIu64 ", thp_fault_alloc %" PRIu64 ", thp_fault_fallback %" PRIu64
+	       ", thp_zero_page_alloc %" PRIu64 ", thp_split_pmd %" PRIu64
+	       ", thp_deferred_split_page %" PRIu64 ", thp_split_page %" PRIu64 "\n",
+	       res->vm[THPS_VM_pgfault], res->vm[THPS_VM_thp_fault_alloc],
+	       res->vm[THPS_VM_thp_fault_fallback], res->vm[THPS_VM_thp_zero_page_alloc],
+	       res->vm[THPS_VM_thp_split_pmd], res->vm[THPS_VM_thp_deferred_split_page],
+	       res->vm[THPS_VM_thp_split_page]);
+	for (int i = 0, first = 1; i < res->nmms; i++) {
+		const struct replay_mm *mm = res->mms[i];
+		uint64_t pred = mm->model_at_kfig[THPS_PROC_Anonymous] + mm->kfig_file_cow_kb;
+		int64_t d = (int64_t)pred - (int64_t)mm->kfig_anonymous;
+
+		if (!mm->have_kfig)
+			continue;
+		if (first) {
+			printf("\nthe recorded run (THP disabled by the recorder), what the kernel "
+			       "reported at exit%s:\n", never ? " and the model" : "");
+			first = 0;
+		}
+		if (never)
+			printf("  %-16.16s %7d  Anonymous: kernel %" PRIu64 " kB, predicted %" PRIu64
+			       " kB (model %" PRIu64 " + file %" PRIu64 ", %+.1f%%)  AnonHugePages: "
+			       "kernel %" PRIu64 " kB, model %" PRIu64 " kB\n",
+			       mm->name, mm->pid, mm->kfig_anonymous, pred,
+			       mm->model_at_kfig[THPS_PROC_Anonymous], mm->kfig_file_cow_kb,
+			       pct(d, mm->kfig_anonymous), mm->kfig_anon_huge,
+			       mm->model_at_kfig[THPS_PROC_AnonHugePages]);
+		else
+			printf("  %-16.16s %7d  Anonymous %" PRIu64 " kB, AnonHugePages %" PRIu64
+			       " kB, Rss %" PRIu64 " kB (compare with --set "
+			       "transparent_hugepage/enabled=never)\n",
+			       mm->name, mm->pid, mm->kfig_anonymous, mm->kfig_anon_huge, mm->kfig_rss);
+	}
+	printf("\n");
+	replay_print_skips(stdout, res);
+	if (!quiet)
+		fprintf(stderr, "thpsim replay: %" PRIu64 " records in %.2f s (%.1f M records/s)\n",
+			res->records, res->seconds,
+			res->seconds > 0 ? (double)res->records / res->seconds * 1e-6 : 0.0);
+}
+
+static void json_series(struct json *j, const char *key, const struct replay_series *s)
+{
+	json_begin_array(j, key);
+	for (int i = 0; i < s->n; i++) {
+		json_begin_object(j, NULL);
+		json_double(j, "t_s", (double)s->p[i].t_ns * 1e-9);
+		json_uint(j, "Rss", s->p[i].rss_kb);
+		json_uint(j, "AnonHugePages", s->p[i].anon_huge_kb);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+void replay_json_result(struct json *j, const struct replay_result *res, int with_series)
+{
+	uint64_t sums[THPS_NR_PROC_ITEMS];
+
+	json_string(j, "command", res->command);
+	json_string(j, "kernel", res->kernel);
+	json_begin_object(j, "knobs");
+	for (int i = 0; i < res->nknobs; i++)
+		json_string(j, res->knob_name[i], res->knob_value[i]);
+	json_end_object(j);
+	json_string(j, "unmodelled_settings", res->unmodelled_knobs);
+	json_uint(j, "records", res->records);
+	json_uint(j, "faults", res->faults);
+	json_uint(j, "lost_events", res->lost_events);
+	json_double(j, "duration_s", (double)res->duration_ns * 1e-9);
+	json_double(j, "replay_s", res->seconds);
+	replay_final_sums(res, sums);
+	/* the REPORT object of demo and run: vmstat, processes, meminfo */
+	json_begin_object(j, "final");
+	json_begin_object(j, "vmstat");
+	for (int i = 0; i < THPS_NR_VM_ITEMS; i++)
+		if (thps_vm_item_name(i))
+			json_uint(j, thps_vm_item_name(i), res->vm[i]);
+	json_end_object(j);
+	json_begin_array(j, "processes");
+	for (int p = 0; p < res->nmms; p++) {
+		const struct replay_mm *mm = res->mms[p];
+
+		json_begin_object(j, NULL);
+		json_int(j, "pid", mm->pid);
+		json_string(j, "name", mm->name);
+		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
+			json_uint(j, thps_proc_item_name(i), mm->final[i]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_begin_object(j, "all");
+	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
+		json_uint(j, thps_proc_item_name(i), sums[i]);
+	json_end_object(j);
+	json_end_object(j);
+	json_begin_object(j, "peak");
+	json_uint(j, "Rss", replay_peak_rss(res));
+	json_uint(j, "AnonHugePages", replay_peak_anon_huge(res));
+	json_end_object(j);
+	json_begin_array(j, "processes");
+	for (int p = 0; p < res->nmms; p++) {
+		const struct replay_mm *mm = res->mms[p];
+
+		json_begin_object(j, NULL);
+		json_int(j, "pid", mm->pid);
+		json_string(j, "name", mm->name);
+		json_string(j, "ended_by", mm->end);
+		json_double(j, "start_s", (double)mm->start_ns * 1e-9);
+		json_double(j, "end_s", (double)mm->end_ns * 1e-9);
+		json_uint(j, "faults", mm->faults);
+		json_uint(j, "file_copies_kB", mm->final_file_cow_kb);
+		json_begin_object(j, "final");
+		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
+			json_uint(j, thps_proc_item_name(i), mm->final[i]);
+		json_end_object(j);
+		json_begin_object(j, "peak");
+		json_uint(j, "Rss", mm->final[THPS_PROC_VmHWM]);
+		json_uint(j, "AnonHugePages", mm->peak_anon_huge_kb);
+		json_end_object(j);
+		if (mm->have_kfig) {
+			json_begin_object(j, "recorded_kernel");
+			json_uint(j, "Rss", mm->kfig_rss);
+			json_uint(j, "Anonymous", mm->kfig_anonymous);
+			json_uint(j, "AnonHugePages", mm->kfig_anon_huge);
+			json_end_object(j);
+			json_uint(j, "file_copies_kB_at_recorded_exit", mm->kfig_file_cow_kb);
+			json_begin_object(j, "model_at_recorded_exit");
+			for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
+				json_uint(j, thps_proc_item_name(i), mm->model_at_kfig[i]);
+			json_end_object(j);
+		}
+		if (with_series)
+			json_series(j, "series", &mm->series);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	if (with_series)
+		json_series(j, "series_all", &res->overall);
+	json_begin_object(j, "skipped");
+	for (int i = 0; i < REPLAY_NR_SKIPS; i++)
+		json_uint(j, replay_skip_name(i), res->skips[i]);
+	json_end_object(j);
+	json_begin_array(j, "notes");
+	for (int i = 0; i < res->nnotes; i++)
+		json_string(j, NULL, res->notes[i]);
+	json_end_array(j);
+}
+
+static void print_csv(const struct replay_result *res)
+{
+	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB\n");
+	for (int p = 0; p < res->nmms; p++) {
+		const struct replay_mm *mm = res->mms[p];
+
+		for (int i = 0; i < mm->series.n; i++)
+			printf("%.6f,%d,%s,%" PRIu64 ",%" PRIu64 "\n",
+			       (double)mm->series.p[i].t_ns * 1e-9, mm->pid, mm->name,
+			       mm->series.p[i].rss_kb, mm->series.p[i].anon_huge_kb);
+	}
+	for (int i = 0; i < res->overall.n; i++)
+		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 "\n", (double)res->overall.p[i].t_ns * 1e-9,
+		       res->overall.p[i].rss_kb, res->overall.p[i].anon_huge_kb);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static struct replay_result res;
+	struct cli_sets sets = { 0 };
+	struct replay_opts o = { .progress = 1 };
+	const char *path = NULL, *format = "text";
+	uint64_t ram_gib = 0;
+	char err[1024];
+	int e;
+
+	for (int i = 1; i < argc; i++) {
+		int c = replay_parse_common(argc, argv, &i, &sets, &o, &ram_gib);
+
+		if (c > 0)
+			return c;
+		if (c == 0)
+			continue;
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			format = argv[++i];
+			if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv"))
+				return cli_usage("replay: --format takes text, json or csv, not '%s'",
+						 format);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			puts(usage_text);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			return cli_usage("replay: unknown option '%s'\n%s", argv[i], usage_text);
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			return cli_usage("replay: one TRACE at a time\n%s", usage_text);
+		}
+	}
+	if (!path)
+		return cli_usage("replay: no TRACE\n%s", usage_text);
+	replay_opts_add_sets(&o, &sets);
+	e = replay_run(path, &o, &res, err, sizeof(err));
+	if (e) {
+		cli_error(0, "replay: %s", err);
+		replay_result_free(&res);
+		return 1;
+	}
+	if (!strcmp(format, "json")) {
+		struct json j;
+
+		json_init(&j, stdout, 1);
+		json_begin_object(&j, NULL);
+		json_string(&j, "trace", path);
+		replay_json_result(&j, &res, 1);
+		json_end_object(&j);
+		json_finish(&j);
+	} else if (!strcmp(format, "csv")) {
+		print_csv(&res);
+	} else {
+		print_text(path, &res, !o.progress);
+	}
+	replay_result_free(&res);
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * replay_out.h - what "thpsim replay" and "thpsim compare" share: their
+ * common options and the figures they derive from a replay's result.
+ */
+#ifndef THPSIM_REPLAY_OUT_H
+#define THPSIM_REPLAY_OUT_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "replay/replay.h"
+#include "util/json.h"
+
+/* --set, --ram, --quiet: 0 when argv[*i] was one (consumed), 2 on a bad
+ * one (message printed), -1 when it is not a common option. */
+int replay_parse_common(int argc, char **argv, int *i, struct cli_sets *sets,
+			struct replay_opts *o, uint64_t *ram_gib);
+void replay_opts_add_sets(struct replay_opts *o, const struct cli_sets *sets);
+/* The value of a knob in force during the replay ("?" if unknown). */
+const char *replay_knob(const struct replay_result *res, const char *name);
+/* Sum of the processes' final figures, each taken when it ended. */
+void replay_final_sums(const struct replay_result *res, uint64_t out[THPS_NR_PROC_ITEMS]);
+/* Peak Rss and AnonHugePages over the run (kB). */
+uint64_t replay_peak_rss(const struct replay_result *res);
+uint64_t replay_peak_anon_huge(const struct replay_result *res);
+void replay_print_skips(FILE *f, const struct replay_result *res);
+/* The result's members (the caller has opened the object). */
+void replay_json_result(struct json *j, const struct replay_result *res, int with_series);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * procfs.c - what the recorder reads from /proc and /sys.
+ *
+ *  - The THP settings of the machine (/sys/kernel/mm/transparent_hugepage),
+ *    kept in the trace header so that a replay predicts what the program
+ *    would have seen on the machine it was recorded on.
+ *  - The address space an exec leaves (/proc/PID/maps), with the pages
+ *    already present in its anonymous mappings (/proc/PID/pagemap): the
+ *    stack pages holding argv, envp and auxv, written by the kernel without
+ *    page faults.  The break (/proc/PID/stat start_brk) and the stack limit
+ *    (/proc/PID/limits) complete it.
+ *  - What the kernel reports for a process (/proc/PID/smaps_rollup and
+ *    status), read when it exits: the reference a replay is checked against.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+/* "always [madvise] never" -> "madvise"; "511\n" -> "511". */
+static void setting_value(char *s)
+{
+	char *open = strchr(s, '['), *close;
+
+	if (open && (close = strchr(open, ']'))) {
+		*close = 0;
+		memmove(s, open + 1, (size_t)(close - open));
+		return;
+	}
+	s[strcspn(s, "\n")] = 0;
+}
+
+static void read_settings_dir(struct trace_header *h, const char *dir, const char *prefix,
+			      int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *names[256];
+	int n = 0;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 256)
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	/* a stable order: sorted by name */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && names[j] && names[j - 1] && strcmp(names[j - 1], names[j]) > 0; j--) {
+			char *t = names[j];
+
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		char path[512], key[256], val[256];
+		struct stat st;
+		FILE *f;
+
+		if (!names[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		snprintf(key, sizeof(key), "%s/%s", prefix, names[i]);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (depth < 1)
+				read_settings_dir(h, path, key, depth + 1);
+		} else if (stat(path, &st) == 0 && (st.st_mode & S_IWUSR) && (f = fopen(path, "r"))) {
+			/* writable files are settings; read-only ones are counters */
+			if (fgets(val, sizeof(val), f)) {
+				setting_value(val);
+				trace_header_add(h, key, val);
+			}
+			fclose(f);
+		}
+		free(names[i]);
+	}
+}
+
+void rec_read_thp_settings(struct trace_header *h)
+{
+	read_settings_dir(h, THP_DIR, "transparent_hugepage", 0);
+}
+
+/* Field n (1-based) of /proc/PID/stat, after the command name. */
+static int stat_field(pid_t pid, int n, uint64_t *out)
+{
+	char path[64], buf[2048], *p;
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	/* field 3 starts after ") " */
+	p += 2;
+	for (int i = 3; i < n; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		p++;
+	}
+	*out = strtoull(p, NULL, 10);
+	return 0;
+}
+
+static uint64_t stack_limit(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t v = 8ULL << 20;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return v;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Max stack size", 14)) {
+			char *p = line + 14;
+
+			while (*p == ' ')
+				p++;
+			v = !strncmp(p, "unlimited", 9) ? UINT64_MAX : strtoull(p, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* Write TOUCH (write) records for the present pages of [start, end); in a
+ * file mapping, for its anonymous copies only (present, bit 61 clear: the
+ * kernel wrote them during exec, as the loader zeroes the end of .data). */
+static void write_present(struct trace_writer *w, int pagemap, uint64_t start, uint64_t end,
+			  int file)
+{
+	uint64_t buf[512], run = 0, run_start = 0;
+
+	for (uint64_t a = start; a < end;) {
+		uint64_t n = (end - a) >> 12;
+		ssize_t got;
+
+		if (n > 512)
+			n = 512;
+		got = pread(pagemap, buf, n * 8, (off_t)((a >> 12) * 8));
+		if (got <= 0)
+			break;
+		n = (uint64_t)got / 8;
+		for (uint64_t i = 0; i < n; i++, a += 4096) {
+			if ((buf[i] >> 63) && !(file && ((buf[i] >> 61) & 1))) {
+				if (!run)
+					run_start = a;
+				run++;
+			} else if (run) {
+				trace_write_touch(w, run_start, run << 12, TRACE_TOUCH_WRITE);
+				run = 0;
+			}
+		}
+	}
+	if (run)
+		trace_write_touch(w, run_start, run << 12, TRACE_TOUCH_WRITE);
+}
+
+int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid)
+{
+	char path[64], exe[1024] = "", line[4096 + 256];
+	uint64_t start_brk = 0, brk;
+	FILE *maps;
+	int pagemap;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	stat_field(pid, 47, &start_brk);
+	brk = start_brk;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "r");
+	if (!maps)
+		return -errno;
+	/* the break: the end of [heap] when the kernel made one */
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long s, e;
+
+		if (strstr(line, "[heap]") && sscanf(line, "%llx-%llx", &s, &e) == 2)
+			brk = e;
+	}
+	trace_write_exec(w, exe, start_brk, brk, stack_limit(pid));
+	rewind(maps);
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long s, e, off, ino;
+		char perms[8], dev[32], name[4096 + 64] = "";
+		int prot = 0, kind;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %4159[^\n]", &s, &e, perms, &off, dev,
+			   &ino, name) < 6)
+			continue;
+		{
+			char *p = name;
+
+			while (*p == ' ')
+				p++;
+			memmove(name, p, strlen(p) + 1);
+		}
+		prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) |
+		       (perms[2] == 'x' ? 4 : 0) | (perms[3] == 's' ? TRACE_VMA_SHARED : 0);
+		if (!strcmp(name, "[stack]"))
+			kind = TRACE_VMA_STACK;
+		else if (!strcmp(name, "[heap]"))
+			kind = TRACE_VMA_HEAP;
+		else if (name[0] == '[')
+			kind = TRACE_VMA_SPECIAL;
+		else if (!name[0] && ino == 0)
+			kind = TRACE_VMA_ANON;
+		else
+			kind = TRACE_VMA_FILE;
+		trace_write_vma(w, s, e - s, prot, kind,
+				kind == TRACE_VMA_FILE || kind == TRACE_VMA_SPECIAL ? name : "");
+		if (pagemap >= 0 && (kind <= TRACE_VMA_HEAP || kind == TRACE_VMA_FILE) &&
+		    !(prot & TRACE_VMA_SHARED))
+			write_present(w, pagemap, s, e, kind == TRACE_VMA_FILE);
+	}
+	if (pagemap >= 0)
+		close(pagemap);
+	fclose(maps);
+	return 0;
+}
+
+static int read_kb_fields(const char *path, const char *const *names, int nnames,
+			  struct trace_kfig *k, int n, int max)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return n;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		for (int i = 0; i < nnames; i++) {
+			if (!strcmp(line, names[i])) {
+				snprintf(k[n].name, sizeof(k[n].name), "%s", names[i]);
+				k[n].kb = strtoull(colon + 1, NULL, 10);
+				n++;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max)
+{
+	static const char *const rollup[] = { "Rss", "Pss", "Pss_Anon", "Shared_Clean",
+					      "Shared_Dirty", "Private_Clean", "Private_Dirty",
+					      "Anonymous", "AnonHugePages" };
+	static const char *const status[] = { "VmSize", "VmRSS", "RssAnon", "RssFile",
+					      "VmHWM", "VmPTE" };
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	n = read_kb_fields(path, rollup, 9, k, 0, max);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	return read_kb_fields(path, status, 6, k, n, max);
+}

@@ -1,0 +1,911 @@
+/*
+ * record.c - "thpsim record": run an unmodified program and write a trace of
+ * what it does to its anonymous memory.
+ *
+ * How (docs/trace-format.md has the trace; this is the method):
+ *
+ *  - The program starts with prctl(PR_SET_THP_DISABLE), which it and its
+ *    children keep across fork and exec.  Without THP, the first read of a
+ *    page maps the 4 KiB zero page (one fault) and the first write maps a
+ *    page of its own (one fault): every first read and first write is one
+ *    page fault, which the tracepoints exceptions:page_fault_user and
+ *    page_fault_kernel report with the address and the error code (bit 1:
+ *    a write).  Faults the kernel takes itself, writing into a fresh buffer
+ *    in read(2) for instance, are page_fault_kernel.
+ *  - System calls that shape memory come from raw_syscalls:sys_enter and
+ *    sys_exit, filtered in the kernel by number, and are written when they
+ *    return, with their arguments and result.  Calls that fill memory
+ *    without faults (MAP_POPULATE, MAP_LOCKED, MADV_POPULATE_*, mlock,
+ *    mlockall) also get a TOUCH record.
+ *  - task:task_newtask gives every fork, vfork and clone with its flags (a
+ *    thread shares its parent's process; CLONE_VM without CLONE_THREAD
+ *    shares the address space until exec), sched:sched_process_exit the
+ *    death of a whole thread group.
+ *  - The program runs under ptrace (PTRACE_SEIZE, following forks, clones
+ *    and execs) so that it can be stopped at the two moments /proc must be
+ *    read while nothing moves: right after each exec, for the address space
+ *    the kernel built (the stack, the bss, the break), and right before
+ *    each process exits, for the figures the kernel reports (the reference
+ *    for validation).  At each stop the ring buffer is drained first, so
+ *    the snapshot lands in the trace exactly where it belongs.  Signals are
+ *    passed on unchanged; job-control stops are kept (PTRACE_LISTEN).
+ *
+ * Lost events (the ring buffer overflowed) become LOST records and a
+ * warning; the program's output, input and exit status pass through.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "record.h"
+#include "util/json.h"
+
+#define TASK_SIZE_X86_64 0x7ffffffff000ULL
+#define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
+
+/* x86-64 system calls traced, with the number of arguments kept. */
+static const struct {
+	int nr, nargs;
+} traced_syscalls[] = {
+	{ 9, 6 },   /* mmap */
+	{ 10, 3 },  /* mprotect */
+	{ 11, 2 },  /* munmap */
+	{ 12, 1 },  /* brk */
+	{ 25, 5 },  /* mremap */
+	{ 28, 3 },  /* madvise */
+	{ 30, 3 },  /* shmat */
+	{ 67, 1 },  /* shmdt */
+	{ 56, 5 },  /* clone */
+	{ 57, 0 },  /* fork */
+	{ 58, 0 },  /* vfork */
+	{ 59, 0 },  /* execve (arguments are user pointers) */
+	{ 322, 0 }, /* execveat */
+	{ 149, 2 }, /* mlock */
+	{ 150, 2 }, /* munlock */
+	{ 151, 1 }, /* mlockall */
+	{ 152, 0 }, /* munlockall */
+	{ 157, 5 }, /* prctl */
+	{ 325, 3 }, /* mlock2 */
+	{ 329, 4 }, /* pkey_mprotect */
+	{ 435, 2 }, /* clone3 */
+	{ 440, 5 }, /* process_madvise */
+};
+#define NR_TRACED ((int)(sizeof(traced_syscalls) / sizeof(traced_syscalls[0])))
+
+/* ---- a small open-addressing table keyed by pid or tid ---- */
+struct slot {
+	int32_t key; /* 0: empty, -1: deleted */
+	int nr;
+	uint64_t args[TRACE_SYSCALL_ARGS];
+	int exec_pending, mcl_future;
+	int64_t exit_status;
+};
+
+struct table {
+	struct slot *s;
+	size_t cap, used; /* used counts deleted slots too */
+};
+
+static struct slot *table_find(struct table *t, int32_t key, int create)
+{
+	struct slot *tomb = NULL;
+
+	if (create && (t->used + 1) * 2 > t->cap) {
+		struct table n = { calloc(t->cap ? t->cap * 2 : 256, sizeof(struct slot)),
+				   t->cap ? t->cap * 2 : 256, 0 };
+
+		if (!n.s)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->s[i].key > 0) {
+				struct slot *d = table_find(&n, t->s[i].key, 1);
+
+				*d = t->s[i];
+			}
+		free(t->s);
+		*t = n;
+	}
+	if (!t->cap)
+		return NULL;
+	for (size_t i = ((size_t)key * 2654435761u) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct slot *s = &t->s[i];
+
+		if (s->key == key)
+			return s;
+		if (s->key == -1 && !tomb)
+			tomb = s;
+		if (s->key == 0) {
+			if (!create)
+				return NULL;
+			if (!tomb) {
+				tomb = s;
+				t->used++;
+			}
+			memset(tomb, 0, sizeof(*tomb));
+			tomb->key = key;
+			tomb->exit_status = -1;
+			return tomb;
+		}
+	}
+}
+
+static void table_del(struct table *t, int32_t key)
+{
+	struct slot *s = table_find(t, key, 0);
+
+	if (s)
+		s->key = -1;
+}
+
+/* ---- the recorder ---- */
+
+/* A decoded event waiting in the reorder queue. */
+enum { QEV_LOST = NR_REC_EVENTS, QEV_THROTTLE };
+struct qev {
+	uint64_t t, seq;
+	int32_t pid, tid;
+	int type;          /* enum rec_event, QEV_LOST, QEV_THROTTLE */
+	uint64_t a[7];
+};
+
+/* Events newer than this are kept back a round: one CPU's event may still
+ * be in flight while a later one of the same task shows on another CPU. */
+#define REORDER_MARGIN_NS 20000000ULL
+
+struct recorder {
+	struct trace_writer w;
+	struct rec_perf pp;
+	struct table syscalls; /* by tid: the call in progress */
+	struct table procs;    /* by pid: per-process state */
+	uint64_t t0_ns;
+	uint64_t samples, faults, kernel_faults, syscalls_written, forks, execs, exits;
+	uint64_t lost, lost_records, throttled, dropped_exec, dropped_high;
+	int nargs[512];
+	struct qev *q;        /* the reorder queue */
+	size_t nq, capq;
+	uint64_t seq;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Touches for calls that fill memory without faults. */
+static void write_populate(struct recorder *rc, int32_t pid, int nr, const uint64_t *a, int64_t ret)
+{
+	struct slot *ps;
+
+	switch (nr) {
+	case 9: /* mmap: MAP_POPULATE or MAP_LOCKED (or mlockall(MCL_FUTURE)), not MAP_NONBLOCK */
+		if (ret < 0 && ret > -4096)
+			return;
+		ps = table_find(&rc->procs, pid, 0);
+		if (((a[3] & 0x8000) || (a[3] & 0x2000) || (ps && ps->mcl_future)) &&
+		    !(a[3] & 0x10000))
+			trace_write_touch(&rc->w, (uint64_t)ret, a[1], TRACE_TOUCH_POPULATE);
+		break;
+	case 28: /* madvise: MADV_POPULATE_READ (22) and _WRITE (23) */
+		if (ret == 0 && (a[2] == 22 || a[2] == 23))
+			trace_write_touch(&rc->w, a[0], a[1],
+					  a[2] == 22 ? TRACE_TOUCH_READ : TRACE_TOUCH_WRITE);
+		break;
+	case 149: /* mlock */
+		if (ret == 0)
+			trace_write_touch(&rc->w, a[0], a[1], TRACE_TOUCH_POPULATE);
+		break;
+	case 325: /* mlock2, unless MLOCK_ONFAULT */
+		if (ret == 0 && !(a[2] & 1))
+			trace_write_touch(&rc->w, a[0], a[1], TRACE_TOUCH_POPULATE);
+		break;
+	case 151: /* mlockall: MCL_CURRENT populates now, MCL_FUTURE later */
+		if (ret != 0 || (a[0] & 4)) /* MCL_ONFAULT */
+			return;
+		if (a[0] & 1)
+			trace_write_touch(&rc->w, 0, TASK_SIZE_X86_64, TRACE_TOUCH_POPULATE);
+		if ((a[0] & 2) && (ps = table_find(&rc->procs, pid, 1)))
+			ps->mcl_future = 1;
+		break;
+	case 152: /* munlockall */
+		if (ret == 0 && (ps = table_find(&rc->procs, pid, 0)))
+			ps->mcl_future = 0;
+		break;
+	}
+}
+
+/* Write one event, in time order, to the trace. */
+static void emit(struct recorder *rc, const struct qev *e)
+{
+	int32_t pid = e->pid, tid = e->tid;
+	struct slot *s;
+
+	rc->samples++;
+	if (e->t > rc->t0_ns)
+		trace_write_time(&rc->w, e->t - rc->t0_ns, TIME_STEP_NS);
+	switch (e->type) {
+	case EV_FAULT_USER:
+	case EV_FAULT_KERNEL:
+		if (e->a[0] >= TASK_SIZE_X86_64) {
+			rc->dropped_high++;
+			return;
+		}
+		s = table_find(&rc->procs, pid, 0);
+		if (s && s->exec_pending) {
+			rc->dropped_exec++; /* in the exec snapshot that follows */
+			return;
+		}
+		trace_write_proc(&rc->w, pid);
+		trace_write_fault(&rc->w, e->a[0], (e->a[1] & 2) != 0, e->type == EV_FAULT_KERNEL);
+		rc->faults++;
+		rc->kernel_faults += e->type == EV_FAULT_KERNEL;
+		return;
+	case EV_SYS_ENTER: {
+		int64_t nr = (int64_t)e->a[0];
+
+		if (nr < 0 || nr >= 512 || !rc->nargs[nr] || !(s = table_find(&rc->syscalls, tid, 1)))
+			return;
+		s->nr = (int)nr;
+		memcpy(s->args, e->a + 1, sizeof(s->args));
+		/* the faults of an exec (the loader's, the stack's) are in its
+		 * snapshot; a failed execve ends this at its exit */
+		if ((nr == 59 || nr == 322) && (s = table_find(&rc->procs, pid, 1)))
+			s->exec_pending = 1;
+		return;
+	}
+	case EV_SYS_EXIT: {
+		int64_t nr = (int64_t)e->a[0], ret = (int64_t)e->a[1];
+		uint64_t args[TRACE_SYSCALL_ARGS];
+
+		s = table_find(&rc->syscalls, tid, 0);
+		if (!s || s->nr != nr)
+			return; /* entered before recording began (the first execve) */
+		memcpy(args, s->args, sizeof(args));
+		table_del(&rc->syscalls, tid);
+		if ((nr == 59 || nr == 322) && ret < 0 && (s = table_find(&rc->procs, pid, 0)))
+			s->exec_pending = 0;
+		trace_write_proc(&rc->w, pid);
+		trace_write_syscall(&rc->w, (int)nr, rc->nargs[nr] - 1, args, ret);
+		write_populate(rc, pid, (int)nr, args, ret);
+		rc->syscalls_written++;
+		return;
+	}
+	case EV_NEWTASK:
+		trace_write_proc(&rc->w, pid);
+		trace_write_fork(&rc->w, (int32_t)e->a[0], e->a[1]);
+		rc->forks++;
+		return;
+	case EV_EXEC:
+		if ((s = table_find(&rc->procs, pid, 1)))
+			s->exec_pending = 1;
+		return;
+	case EV_EXIT:
+		table_del(&rc->syscalls, tid);
+		if (!e->a[0])
+			return; /* a thread; the process goes on */
+		s = table_find(&rc->procs, pid, 0);
+		trace_write_proc(&rc->w, pid);
+		trace_write_exit(&rc->w, s ? s->exit_status : -1);
+		table_del(&rc->procs, pid);
+		rc->exits++;
+		return;
+	case QEV_LOST:
+		rc->lost += e->a[0];
+		rc->lost_records++;
+		trace_write_lost(&rc->w, e->a[0]);
+		return;
+	case QEV_THROTTLE:
+		rc->throttled++;
+		trace_write_note(&rc->w, "the kernel throttled a tracepoint: events may be missing");
+		return;
+	}
+}
+
+static struct qev *queue_add(struct recorder *rc)
+{
+	if (rc->nq == rc->capq) {
+		size_t cap = rc->capq ? rc->capq * 2 : 4096;
+		struct qev *q = realloc(rc->q, cap * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		rc->q = q;
+		rc->capq = cap;
+	}
+	rc->q[rc->nq].seq = rc->seq++;
+	return &rc->q[rc->nq++];
+}
+
+/* Decode a sample's raw tracepoint record into the queue. */
+static void on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
+		      const uint8_t *raw, uint32_t size)
+{
+	const struct rec_fields *f = &rc->pp.f;
+	int type = raw[0] | raw[1] << 8, ev;
+	struct qev *e;
+
+	for (ev = 0; ev < NR_REC_EVENTS && f->id[ev] != type; ev++)
+		;
+	if (ev == NR_REC_EVENTS || !(e = queue_add(rc)))
+		return;
+	e->t = t;
+	e->pid = pid;
+	e->tid = tid;
+	e->type = ev;
+	switch (ev) {
+	case EV_FAULT_USER:
+	case EV_FAULT_KERNEL:
+		e->a[0] = rd64(raw + f->fault_address);
+		e->a[1] = rd64(raw + f->fault_error_code);
+		break;
+	case EV_SYS_ENTER:
+		e->a[0] = rd64(raw + f->enter_id);
+		memcpy(e->a + 1, raw + f->enter_args, 6 * sizeof(uint64_t));
+		break;
+	case EV_SYS_EXIT:
+		e->a[0] = rd64(raw + f->exit_id);
+		e->a[1] = rd64(raw + f->exit_ret);
+		break;
+	case EV_NEWTASK:
+		e->a[0] = rd32(raw + f->newtask_pid);
+		e->a[1] = rd64(raw + f->newtask_flags);
+		break;
+	case EV_EXIT:
+		e->a[0] = f->exit_group_dead >= 0 && (uint32_t)f->exit_group_dead < size
+				  ? raw[f->exit_group_dead] != 0
+				  : tid == pid;
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_record(void *arg, int cpu, const void *rec, size_t len)
+{
+	struct recorder *rc = arg;
+	const struct perf_event_header *h = rec;
+	const uint8_t *p = (const uint8_t *)rec + sizeof(*h);
+	struct qev *e;
+
+	(void)cpu;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: {
+		/* PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_RAW */
+		uint32_t size;
+
+		if (len < sizeof(*h) + 20)
+			return;
+		size = rd32(p + 16);
+		if (size < 8 || sizeof(*h) + 20 + size > len)
+			return;
+		on_sample(rc, (int32_t)rd32(p), (int32_t)rd32(p + 4), rd64(p + 8), p + 20, size);
+		return;
+	}
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_THROTTLE:
+		/* LOST: id, lost, sample_id; THROTTLE: time, id, stream_id, sample_id */
+		if (!(e = queue_add(rc)))
+			return;
+		e->type = h->type == PERF_RECORD_LOST ? QEV_LOST : QEV_THROTTLE;
+		e->a[0] = rd64(p + 8);
+		e->t = h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 32 ? rd64(p + 24)
+									      : rd64(p);
+		e->pid = len >= sizeof(*h) + 24 ? (int32_t)rd32(p + 16) : 0;
+		e->tid = e->pid;
+		return;
+	default:
+		return;
+	}
+}
+
+static int qev_cmp(const void *a, const void *b)
+{
+	const struct qev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Write, in time order, the queued events up to time limit. */
+static void flush_queue(struct recorder *rc, uint64_t limit)
+{
+	size_t i;
+
+	qsort(rc->q, rc->nq, sizeof(*rc->q), qev_cmp);
+	for (i = 0; i < rc->nq && rc->q[i].t <= limit; i++)
+		emit(rc, &rc->q[i]);
+	memmove(rc->q, rc->q + i, (rc->nq - i) * sizeof(*rc->q));
+	rc->nq -= i;
+}
+
+/* Read the rings; write what is old enough (everything when all). */
+static void drain_all(struct recorder *rc, int all)
+{
+	uint64_t t = now_ns();
+
+	rec_perf_drain(&rc->pp, on_record, rc);
+	flush_queue(rc, all ? UINT64_MAX : t - REORDER_MARGIN_NS);
+}
+
+/* ---- the program under ptrace ---- */
+static int tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	int tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = atoi(line + 5);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+struct measured {
+	int pid;
+	char exe[256];
+	int n;
+	struct trace_kfig k[TRACE_KFIG_MAX];
+};
+
+struct run {
+	pid_t child;
+	int measure_only;
+	struct recorder *rc;         /* NULL when measuring only */
+	struct measured *m;          /* measure only: each process at its exit */
+	int nm, cap_m;
+	int done, status;
+	int forwarded;
+};
+
+static void exe_name(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, out, len - 1);
+	out[n > 0 ? n : 0] = 0;
+}
+
+static void on_exit_stop(struct run *run, pid_t pid)
+{
+	unsigned long msg = 0;
+
+	if (tgid_of(pid) != pid)
+		return; /* a thread: its process goes on, or its leader reports */
+	ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
+	if (run->rc) {
+		struct trace_kfig k[TRACE_KFIG_MAX];
+		int n;
+		struct slot *s = table_find(&run->rc->procs, pid, 1);
+
+		if (s)
+			s->exit_status = (int64_t)msg;
+		drain_all(run->rc, 1);
+		n = rec_read_smaps_rollup(pid, k, TRACE_KFIG_MAX);
+		trace_write_proc(&run->rc->w, pid);
+		trace_write_kfig(&run->rc->w, n, k);
+		return;
+	}
+	if (run->nm == run->cap_m) {
+		int cap = run->cap_m ? run->cap_m * 2 : 16;
+		struct measured *m = realloc(run->m, (size_t)cap * sizeof(*m));
+
+		if (!m)
+			return;
+		run->m = m;
+		run->cap_m = cap;
+	}
+	run->m[run->nm].pid = pid;
+	exe_name(pid, run->m[run->nm].exe, sizeof(run->m[run->nm].exe));
+	run->m[run->nm].n = rec_read_smaps_rollup(pid, run->m[run->nm].k, TRACE_KFIG_MAX);
+	run->nm++;
+}
+
+static void on_wait(struct run *run, pid_t pid, int st)
+{
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (pid == run->child) {
+			run->done = 1;
+			run->status = st;
+		}
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	switch (st >> 16) {
+	case PTRACE_EVENT_EXEC:
+		if (run->rc) {
+			struct slot *s;
+
+			drain_all(run->rc, 1);
+			trace_write_proc(&run->rc->w, pid);
+			rec_write_exec_snapshot(&run->rc->w, pid);
+			if ((s = table_find(&run->rc->procs, pid, 0)))
+				s->exec_pending = 0;
+			run->rc->execs++;
+		}
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	case PTRACE_EVENT_EXIT:
+		on_exit_stop(run, pid);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	case PTRACE_EVENT_STOP: {
+		int sig = WSTOPSIG(st);
+
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, pid, 0, 0); /* a job-control stop: stay stopped */
+		else
+			ptrace(PTRACE_CONT, pid, 0, 0); /* a new child's first stop */
+		return;
+	}
+	case 0: /* a signal for the program: deliver it */
+		ptrace(PTRACE_CONT, pid, 0, (void *)(long)WSTOPSIG(st));
+		return;
+	default: /* fork, vfork, clone, vfork done */
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+}
+
+static void reap(struct run *run)
+{
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, __WALL | WNOHANG);
+
+		if (pid <= 0)
+			return;
+		on_wait(run, pid, st);
+	}
+}
+
+/* Run the loop until the program's first process has exited. */
+static void supervise(struct run *run, int sfd)
+{
+	while (!run->done) {
+		struct pollfd pfd[1 + REC_MAX_CPUS] = { { .fd = sfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		int n = 1;
+
+		reap(run);
+		if (run->done)
+			break;
+		if (run->rc)
+			n += rec_perf_pollfds(&run->rc->pp, pfd + 1, REC_MAX_CPUS);
+		if (poll(pfd, (nfds_t)n, 50) < 0 && errno != EINTR)
+			break;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) {
+				kill(run->child, (int)si.ssi_signo);
+				run->forwarded = (int)si.ssi_signo;
+			}
+			/* SIGINT and SIGQUIT reach the program from the terminal itself */
+		}
+		if (run->rc)
+			drain_all(run->rc, 1);
+	}
+}
+
+/* ---- the command ---- */
+static void shell_join(char *out, size_t len, char **argv)
+{
+	size_t n = 0;
+
+	out[0] = 0;
+	for (int i = 0; argv[i] && n + 4 < len; i++) {
+		int plain = argv[i][0] != 0;
+
+		for (const char *c = argv[i]; *c; c++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@",
+				    *c))
+				plain = 0;
+		n += (size_t)snprintf(out + n, len - n, plain ? "%s%s" : "%s'%s'", i ? " " : "",
+				      argv[i]);
+	}
+	if (n >= len)
+		out[len - 1] = 0;
+}
+
+static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
+{
+	struct utsname u;
+	char cmd[2048], buf[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	memset(h, 0, sizeof(*h));
+	uname(&u);
+	trace_header_add(h, "kernel", u.release);
+	trace_header_add(h, "machine", u.machine);
+	shell_join(cmd, sizeof(cmd), argv);
+	trace_header_add(h, "command", cmd);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	trace_header_add(h, "recorded", buf);
+	trace_header_add(h, "page_size", "4096");
+	snprintf(buf, sizeof(buf), "%zu", ring_mib);
+	trace_header_add(h, "ring_buffer_mib", buf);
+	trace_header_add(h, "method", "perf tracepoints, PR_SET_THP_DISABLE, ptrace stops at exec "
+				      "and exit");
+	rec_read_thp_settings(h);
+}
+
+static void print_measured(struct run *run, const char *out)
+{
+	FILE *f = out ? fopen(out, "w") : stderr;
+	struct json j;
+
+	if (!f) {
+		cli_error(-errno, "record: cannot write %s", out);
+		return;
+	}
+	json_init(&j, f, 1);
+	json_begin_object(&j, NULL);
+	json_begin_array(&j, "processes");
+	for (int i = 0; i < run->nm; i++) {
+		json_begin_object(&j, NULL);
+		json_int(&j, "pid", run->m[i].pid);
+		json_string(&j, "exe", run->m[i].exe);
+		for (int k = 0; k < run->m[i].n; k++)
+			json_uint(&j, run->m[i].k[k].name, run->m[i].k[k].kb);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_end_object(&j);
+	fputc('\n', f);
+	if (out)
+		fclose(f);
+}
+
+/* The program's exit code; killed by a signal, 128 + the signal, and main()
+ * dies by it too. */
+static int exit_like(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st)) {
+		cli_exit_signal = WTERMSIG(st);
+		return 128 + WTERMSIG(st);
+	}
+	return 1;
+}
+
+static const char usage_text[] =
+	"usage: thpsim record -o TRACE [--buffer MiB] -- COMMAND [ARG]...\n"
+	"       thpsim record --measure [-o FILE.json] -- COMMAND [ARG]...\n"
+	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
+	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
+	"  --measure runs COMMAND with the machine's THP settings, without tracing, and\n"
+	"  writes what the kernel reported for each process when it exited (smaps_rollup).";
+
+int cmd_record(int argc, char **argv)
+{
+	const char *out = NULL;
+	uint64_t ring_mib = 64;
+	int measure = 0, i, go[2], errp[2], sfd, err, quiet = 0;
+	struct recorder *rc = NULL;
+	struct run run = { 0 };
+	sigset_t mask, old;
+	char why[512];
+	pid_t child;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
+			if (cli_parse_u64(argv[++i], &ring_mib) || !ring_mib || ring_mib > 4096)
+				return cli_usage("record: --buffer takes MiB, 1 to 4096");
+		} else if (!strcmp(argv[i], "--measure")) {
+			measure = 1;
+		} else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+			quiet = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			puts(usage_text);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			return cli_usage("record: unknown option '%s'\n%s", argv[i], usage_text);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		return cli_usage("record: no COMMAND to run\n%s", usage_text);
+	if (!out && !measure)
+		return cli_usage("record: -o TRACE is required\n%s", usage_text);
+	if (!measure) {
+		struct trace_header *h = malloc(sizeof(*h));
+
+		rc = calloc(1, sizeof(*rc));
+		if (!rc || !h) {
+			free(h);
+			free(rc);
+			return cli_error(-ENOMEM, "record");
+		}
+		err = rec_tracing_setup(&rc->pp, why, sizeof(why));
+		if (err) {
+			cli_error(0, "record: cannot record: %s", why);
+			free(h);
+			free(rc);
+			return 1;
+		}
+		if (rc->pp.mounted && !quiet)
+			fprintf(stderr, "thpsim record: tracefs was not mounted; mounted it on "
+					"%s\n", rc->pp.tracefs);
+		for (int k = 0; k < NR_TRACED; k++)
+			rc->nargs[traced_syscalls[k].nr] = traced_syscalls[k].nargs + 1;
+		build_header(h, argv + i, (size_t)ring_mib);
+		err = trace_writer_open(&rc->w, out, h);
+		free(h);
+		if (err) {
+			cli_error(err, "record: cannot write %s", out);
+			free(rc);
+			return 1;
+		}
+	} else if (geteuid() != 0) {
+		return cli_error(0, "record: --measure needs root (it follows the program with "
+				    "ptrace and reads its /proc files)"), 1;
+	}
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return cli_error(-errno, "record: pipe"), 1;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		return cli_error(-errno, "record: fork"), 1;
+	if (child == 0) {
+		char c;
+
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(go[1]);
+		close(errp[0]);
+		if (!measure)
+			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[i], argv + i);
+		err = errno;
+		if (write(errp[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	if (rc) {
+		int traced[NR_TRACED];
+
+		for (int k = 0; k < NR_TRACED; k++)
+			traced[k] = traced_syscalls[k].nr;
+		err = rec_perf_open(&rc->pp, child, traced, NR_TRACED, (size_t)ring_mib, why,
+				    sizeof(why));
+		if (err) {
+			cli_error(0, "record: cannot record: %s", why);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			unlink(out);
+			return 1;
+		}
+	}
+	if (ptrace(PTRACE_SEIZE, child, 0,
+		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+				  PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT))) {
+		cli_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
+				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return 1;
+	}
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (rc) {
+		struct slot *s = table_find(&rc->procs, child, 1);
+
+		if (s)
+			s->exec_pending = 1; /* its first exec */
+		rc->t0_ns = now_ns();
+	}
+	if (write(go[1], "g", 1) != 1)
+		return cli_error(-errno, "record: starting the program"), 1;
+	close(go[1]);
+	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
+		waitpid(child, NULL, __WALL);
+		if (rc) {
+			trace_writer_close(&rc->w);
+			unlink(out);
+		}
+		return cli_error(-err, "record: cannot run %s", argv[i]), 127;
+	}
+	close(errp[0]);
+
+	run.child = child;
+	run.rc = rc;
+	run.measure_only = measure;
+	supervise(&run, sfd);
+	close(sfd);
+
+	if (rc) {
+		double secs = (double)(now_ns() - rc->t0_ns) * 1e-9;
+
+		drain_all(rc, 1);
+		rec_perf_close(&rc->pp);
+		if (rc->lost)
+			trace_write_note(&rc->w, "events were lost: the trace is incomplete");
+		err = trace_writer_close(&rc->w);
+		if (err)
+			cli_error(err, "record: writing %s failed", out);
+		if (!quiet)
+			fprintf(stderr,
+				"thpsim record: %s: %llu events in %.2f s: %llu faults (%llu in the "
+				"kernel), %llu system calls, %llu forks, %llu execs, %llu exits\n",
+				out, (unsigned long long)rc->samples, secs,
+				(unsigned long long)rc->faults, (unsigned long long)rc->kernel_faults,
+				(unsigned long long)rc->syscalls_written,
+				(unsigned long long)rc->forks, (unsigned long long)rc->execs,
+				(unsigned long long)rc->exits);
+		if (rc->lost)
+			fprintf(stderr,
+				"thpsim record: WARNING: the kernel dropped %llu events (%llu times "
+				"the ring buffer was full): the trace is incomplete and replay will "
+				"say so; record again with a larger --buffer (now %llu MiB)\n",
+				(unsigned long long)rc->lost, (unsigned long long)rc->lost_records,
+				(unsigned long long)ring_mib);
+		free(rc->q);
+		free(rc->syscalls.s);
+		free(rc->procs.s);
+		free(rc);
+	} else {
+		print_measured(&run, out);
+		free(run.m);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return exit_like(run.status);
+}

@@ -1,0 +1,85 @@
+/*
+ * record.h - the recorder's parts: the kernel's tracepoints through
+ * perf_event_open (perf.c), the /proc files it reads (procfs.c), and the
+ * command that runs a program under both (record.c).
+ */
+#ifndef THPSIM_RECORD_H
+#define THPSIM_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <poll.h>
+#include <sys/types.h>
+
+#include "trace/trace.h"
+
+/* ---- perf.c ---- */
+
+/* The tracepoints the recorder opens, each with the fields it reads. */
+enum rec_event {
+	EV_FAULT_USER,   /* exceptions:page_fault_user */
+	EV_FAULT_KERNEL, /* exceptions:page_fault_kernel */
+	EV_SYS_ENTER,    /* raw_syscalls:sys_enter (filtered by number) */
+	EV_SYS_EXIT,     /* raw_syscalls:sys_exit (filtered by number) */
+	EV_NEWTASK,      /* task:task_newtask (clone flags) */
+	EV_EXEC,         /* sched:sched_process_exec */
+	EV_EXIT,         /* sched:sched_process_exit */
+	NR_REC_EVENTS
+};
+
+/* Offsets of the fields read in each event's raw data. */
+struct rec_fields {
+	int id[NR_REC_EVENTS];  /* tracepoint ids */
+	int fault_address, fault_error_code;
+	int enter_id, enter_args, exit_id, exit_ret;
+	int newtask_pid, newtask_flags;
+	int exit_group_dead;    /* -1: the kernel has no group_dead field */
+};
+
+#define REC_MAX_CPUS 256
+
+struct rec_perf {
+	int ncpus;              /* CPUs with events open */
+	int (*fd)[NR_REC_EVENTS];   /* fd[cpu][event] */
+	void **ring;            /* ring[cpu]: one per CPU (metadata page first) */
+	size_t ring_size;       /* data bytes of each, a power of two */
+	uint8_t *tmp;           /* a record that wraps around the ring */
+	size_t tmp_size;
+	struct rec_fields f;
+	char tracefs[64];       /* where tracefs is mounted */
+	int mounted;            /* we mounted it */
+};
+
+/*
+ * Find tracefs (mounting it when absent and we may), read the tracepoints'
+ * ids and field offsets.  On failure, writes to why (a sentence saying what
+ * is missing and how to fix it) and returns a negative errno.
+ */
+int rec_tracing_setup(struct rec_perf *pp, char *why, size_t whylen);
+/* Open every event on pid (disabled until it execs, inherited by its
+ * children), one set per CPU sharing that CPU's ring buffer of ring_mib
+ * MiB (the kernel refuses to map an inherited event that follows a task
+ * across CPUs: every child would write to one buffer). */
+int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsyscalls,
+		  size_t ring_mib, char *why, size_t whylen);
+void rec_perf_close(struct rec_perf *pp);
+/* Call fn for every record in every ring now; returns the number read.
+ * Each CPU's records come in time order; across CPUs the caller sorts. */
+typedef void (*rec_record_fn)(void *arg, int cpu, const void *rec, size_t len);
+uint64_t rec_perf_drain(struct rec_perf *pp, rec_record_fn fn, void *arg);
+/* Bytes waiting in the rings. */
+size_t rec_perf_pending(struct rec_perf *pp);
+/* poll(2) descriptors: one per CPU (the first event's). */
+int rec_perf_pollfds(struct rec_perf *pp, struct pollfd *pfd, int max);
+
+/* ---- procfs.c ---- */
+
+/* Add the THP settings under /sys/kernel/mm/transparent_hugepage to h,
+ * keyed by the knob names thpsim uses. */
+void rec_read_thp_settings(struct trace_header *h);
+/* Write pid's address space as EXEC, VMA and TOUCH records. */
+int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid);
+/* Read pid's smaps_rollup into k (kB).  Returns the number of figures. */
+int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * replay.h - running a recorded trace through the model.
+ *
+ * A replay reads a trace (src/trace) and drives one simulated machine: each
+ * address space the program had becomes a thps_proc, each memory system
+ * call is made again at the address the kernel chose, and each first read
+ * or write becomes the same access in the model, which then takes the
+ * faults the policy implies (a THP, the huge zero page, a 4 KiB page...).
+ *
+ * The model holds anonymous private memory only.  File-backed and shared
+ * mappings are remembered as "foreign" ranges so that faults in them are
+ * skipped, counted and reported by kind, never silently lost and never an
+ * error; the same goes for calls the model does not have (MADV_COLLAPSE,
+ * shmat...).
+ *
+ * Figures: each address space's final figures (as smaps_rollup and status
+ * would show them just before it exited or exec'd), its peak Rss (VmHWM)
+ * and a time series of Rss and AnonHugePages, sampled every N events with N
+ * doubling so that a trace of any length keeps at most REPLAY_SERIES_MAX
+ * points.
+ */
+#ifndef THPSIM_REPLAY_H
+#define THPSIM_REPLAY_H
+
+#include <stdint.h>
+
+#include "thpsim.h"
+#include "trace/trace.h"
+
+#define REPLAY_SERIES_MAX 256
+#define REPLAY_MAX_KNOBS 64
+
+struct replay_point {
+	uint64_t t_ns;
+	uint64_t idx;      /* global sample number */
+	uint64_t rss_kb, anon_huge_kb;
+};
+
+struct replay_series {
+	struct replay_point *p;
+	int n, cap;
+};
+
+/* What was skipped, by reason; each an X-macro item with its description. */
+#define REPLAY_SKIPS(X)                                                                 \
+	X(fault_file, "faults in file-backed or shared mappings (not modelled)")           \
+	X(fault_unmapped, "faults outside every mapping, or not allowed by it (SIGSEGV)")  \
+	X(fault_noproc, "faults of a process the trace never introduced")                  \
+	X(fault_oom, "faults the simulated machine had no memory for")                     \
+	X(mmap_foreign, "mmap calls of file-backed or shared memory (not modelled)")       \
+	X(call_failed, "calls the kernel did and the model refused")                       \
+	X(call_unmodelled, "calls or advice the model does not have")                      \
+	X(brk_diverged, "brk calls whose result differs from the kernel's")
+
+#define REPLAY_SKIP_ENUM(name, desc) REPLAY_SKIP_##name,
+enum replay_skip { REPLAY_SKIPS(REPLAY_SKIP_ENUM) REPLAY_NR_SKIPS };
+#undef REPLAY_SKIP_ENUM
+const char *replay_skip_name(int i);
+const char *replay_skip_desc(int i);
+
+/* One address space: a process from its exec (or fork) to its exit (or
+ * next exec). */
+struct replay_mm {
+	int pid;
+	char name[64];
+	int users;               /* processes sharing it (vfork, CLONE_VM) */
+	int ended;
+	const char *end;         /* "exit", "exec", "end of trace" */
+	uint64_t start_ns, end_ns;
+	thps_proc *proc;
+	uint64_t final[THPS_NR_PROC_ITEMS];
+	uint64_t peak_anon_huge_kb;
+	/* the kernel's figures recorded at exit (THP disabled) and the
+	 * model's at the same point of the replay */
+	int have_kfig;
+	uint64_t kfig_anonymous, kfig_anon_huge, kfig_rss;
+	uint64_t model_at_kfig[THPS_NR_PROC_ITEMS];
+	uint64_t faults;         /* fault records replayed */
+	struct replay_series series;
+	/* file-backed and shared ranges: [start, end, private file?], sorted */
+	uint64_t (*foreign)[3];
+	int nforeign, capforeign;
+	/* pages written in private file mappings: the kernel copies them into
+	 * anonymous pages (counted in its Anonymous); the model holds no file
+	 * mappings, so they are counted here, page by page */
+	uint64_t *cow;
+	size_t cow_cap, cow_used, cow_n;
+	uint64_t final_file_cow_kb; /* at the end */
+	uint64_t kfig_file_cow_kb;  /* at the recorded exit */
+	/* an exec's break, set once its heap is mapped */
+	uint64_t pending_start_brk, pending_brk;
+	int brk_pending;
+};
+
+struct replay_opts {
+	/* knobs, applied after the recording machine's settings (unless
+	 * no_trace_knobs): name and value pairs */
+	int nknobs;
+	const char *knob_name[REPLAY_MAX_KNOBS];
+	const char *knob_value[REPLAY_MAX_KNOBS];
+	int no_trace_knobs;
+	uint64_t ram_bytes;      /* 0: 64 GiB (committed only as used) */
+	int progress;            /* report progress on stderr */
+	const char *label;       /* for progress lines */
+};
+
+struct replay_result {
+	struct replay_mm **mms;  /* every address space, in the order they began */
+	int nmms, capmms;
+	struct replay_series overall; /* sum over live address spaces */
+	uint64_t overall_peak_rss_kb, overall_peak_anon_huge_kb;
+	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
+	uint64_t records, faults, syscalls, lost_events, duration_ns;
+	uint64_t skips[REPLAY_NR_SKIPS];
+	double seconds;          /* wall time of the replay */
+	/* the knobs in force */
+	int nknobs;
+	char knob_name[REPLAY_MAX_KNOBS][64];
+	char knob_value[REPLAY_MAX_KNOBS][32];
+	/* settings of the recording machine the model does not have */
+	char unmodelled_knobs[512];
+	char notes[8][256];      /* the first few things worth a warning */
+	int nnotes;
+	char command[512];       /* what was recorded */
+	char kernel[128];
+};
+
+/* Replay the trace at path.  0, or a negative errno with err set. */
+int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
+	       char *err, size_t errlen);
+void replay_result_free(struct replay_result *res);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * test_record.c - the recorder on real programs (tests/progs), then their
+ * replay against what the kernel reported for the very run recorded.
+ *
+ * These need root and the kernel's tracepoints; elsewhere they are skipped,
+ * saying which is missing.  The programs come from THPSIM_PROGS, which
+ * "make check" sets.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "cli/cli.h"
+#include "record/record.h"
+#include "replay/replay.h"
+
+static char path[128];
+static struct replay_result R;
+
+static const char *progs(void)
+{
+	const char *p = getenv("THPSIM_PROGS");
+
+	if (!p)
+		test_skip("THPSIM_PROGS is not set (make check sets it to the built tests/progs)");
+	return p;
+}
+
+static void need_tracing(void)
+{
+	struct rec_perf pp;
+	char why[512];
+
+	if (geteuid() != 0)
+		test_skip("not root: recording needs root (perf tracepoints and ptrace)");
+	if (rec_tracing_setup(&pp, why, sizeof(why)))
+		test_skip("%s", why);
+}
+
+/* thpsim record -q -o PATH -- sh -c CMD; returns its exit code. */
+static int record_sh(const char *tag, const char *cmd)
+{
+	char *argv[] = { "record", "-q", "-o", path, "--", "/bin/sh", "-c", (char *)cmd, NULL };
+
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
+	fflush(stdout);
+	return cmd_record(8, argv);
+}
+
+static void replay_with(const char *enabled)
+{
+	struct replay_opts o = { 0 };
+	char err[1024];
+
+	replay_result_free(&R);
+	o.knob_name[0] = "transparent_hugepage/enabled";
+	o.knob_value[0] = enabled;
+	o.nknobs = 1;
+	o.ram_bytes = 4ULL << 30;
+	if (replay_run(path, &o, &R, err, sizeof(err)))
+		test_fail(__FILE__, __LINE__, "replay: %s", err);
+}
+
+/* The kernel's Anonymous for the recorded run against the prediction:
+ * within 3% or 1 MiB (the issue's bar). */
+static void check_against_kernel(const struct replay_mm *mm)
+{
+	uint64_t pred = mm->model_at_kfig[THPS_PROC_Anonymous] + mm->kfig_file_cow_kb;
+	uint64_t k = mm->kfig_anonymous, d = pred > k ? pred - k : k - pred;
+
+	if (!mm->have_kfig)
+		test_fail(__FILE__, __LINE__, "%s: no kernel figures recorded", mm->name);
+	if (d > 1024 && d * 100 > k * 3)
+		test_fail(__FILE__, __LINE__, "%s %d: Anonymous predicted %llu kB, kernel %llu kB",
+			  mm->name, mm->pid, (unsigned long long)pred, (unsigned long long)k);
+	ASSERT_EQ(mm->model_at_kfig[THPS_PROC_AnonHugePages], mm->kfig_anon_huge);
+}
+
+static const struct replay_mm *named(const char *name, int nth)
+{
+	for (int i = 0; i < R.nmms; i++)
+		if (!strcmp(R.mms[i]->name, name) && nth-- == 0)
+			return R.mms[i];
+	test_fail(__FILE__, __LINE__, "no process %s in the replay", name);
+}
+
+TEST(record_cover_letter)
+{
+	char cmd[512];
+	const struct replay_mm *mm;
+
+	snprintf(cmd, sizeof(cmd), "exec %s/coverletter --size 32 --madvise --write 2097152 >/dev/null",
+		 progs());
+	need_tracing();
+	ASSERT_EQ(record_sh("cl", cmd), 0);
+	/* THP never: the recorded run itself (THP disabled) */
+	replay_with("never");
+	ASSERT_EQ(R.lost_events, 0);
+	mm = named("coverletter", 0);
+	check_against_kernel(mm);
+	/* 8192 first reads, 16 first writes at least */
+	ASSERT_LE(8192 + 16, mm->faults);
+	/* as the program asked: MADV_HUGEPAGE, then a write every 2 MiB makes
+	 * 16 THPs (observed, S4a) */
+	replay_with("madvise");
+	mm = named("coverletter", 0);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 32768);
+	ASSERT_EQ(R.vm[THPS_VM_thp_fault_alloc], 16);
+	ASSERT_EQ(R.nmms, 2); /* the shell's image, then the program's */
+	replay_result_free(&R);
+	unlink(path);
+}
+
+TEST(record_churn_fork_arenas_heap)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "exec %s/churn >/dev/null", progs());
+	need_tracing();
+	ASSERT_EQ(record_sh("churn", cmd), 0);
+	replay_with("never");
+	ASSERT_EQ(R.lost_events, 0);
+	/* the parent and its forked child, each against the kernel */
+	check_against_kernel(named("churn", 0));
+	check_against_kernel(named("churn", 1));
+	ASSERT_EQ(R.skips[REPLAY_SKIP_call_failed], 0);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_brk_diverged], 0);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_noproc], 0);
+	replay_result_free(&R);
+	unlink(path);
+}
+
+TEST(record_passes_the_exit_status)
+{
+	need_tracing();
+	ASSERT_EQ(record_sh("st", "exit 7"), 7);
+	unlink(path);
+	ASSERT_EQ(record_sh("st", "kill -TERM $$; sleep 1"), 128 + 15);
+	ASSERT_EQ(cli_exit_signal, 15);
+	cli_exit_signal = 0;
+	unlink(path);
+	ASSERT_EQ(record_sh("st", "exec /nonexistent/program"), 127);
+	unlink(path);
+}
+
+TEST(record_bad_arguments)
+{
+	char *noout[] = { "record", "--", "true", NULL };
+	char *nocmd[] = { "record", "-o", "/tmp/x.trace", NULL };
+	char *badbuf[] = { "record", "--buffer", "0", "-o", "/tmp/x.trace", "--", "true", NULL };
+
+	ASSERT_EQ(cmd_record(3, noout), 2);
+	ASSERT_EQ(cmd_record(3, nocmd), 2);
+	ASSERT_EQ(cmd_record(7, badbuf), 2);
+}

@@ -1,0 +1,396 @@
+/*
+ * test_replay.c - traces written by hand, replayed (src/replay): the
+ * figures expected are the kernel's, observed on this machine
+ * (docs/kernel-observations.md) or documented Linux behaviour, for the
+ * program each trace describes.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+
+#define PID 100
+#define A 0x7f0000000000ULL /* a 2 MiB-aligned address */
+#define RW 3
+#define ANON_PRIVATE 0x22
+
+static struct trace_writer W;
+static char P[128];
+static struct replay_result R;
+
+static void tbegin(const char *tag)
+{
+	struct trace_header h = { 0 };
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/use_zero_page", "1"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+}
+
+static void tsys(int nr, int64_t ret, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	uint64_t args[6] = { a0, a1, a2, a3, (uint64_t)-1, 0 };
+
+	trace_write_syscall(&W, nr, 6, args, ret);
+}
+
+static void tfaults(uint64_t addr, uint64_t len, uint64_t step, int write)
+{
+	for (uint64_t a = addr; a < addr + len; a += step)
+		trace_write_fault(&W, a, write, 0);
+}
+
+/* Close the trace and replay it with knobs "name=value" (NULL-ended). */
+static void treplay(const char *kv, ...)
+{
+	struct replay_opts o = { 0 };
+	static char names[8][96], values[8][32];
+	char err[1024];
+	va_list ap;
+
+	ASSERT_OK(trace_writer_close(&W));
+	replay_result_free(&R);
+	va_start(ap, kv);
+	for (; kv; kv = va_arg(ap, const char *)) {
+		const char *eq = strchr(kv, '=');
+
+		ASSERT(eq && o.nknobs < 8);
+		snprintf(names[o.nknobs], sizeof(names[0]), "%.*s", (int)(eq - kv), kv);
+		snprintf(values[o.nknobs], sizeof(values[0]), "%s", eq + 1);
+		o.knob_name[o.nknobs] = names[o.nknobs];
+		o.knob_value[o.nknobs] = values[o.nknobs];
+		o.nknobs++;
+	}
+	va_end(ap);
+	o.ram_bytes = 2ULL << 30;
+	if (replay_run(P, &o, &R, err, sizeof(err)))
+		test_fail(__FILE__, __LINE__, "replay: %s", err);
+	unlink(P);
+}
+
+static const struct replay_mm *tmm(int pid, int nth)
+{
+	for (int i = 0; i < R.nmms; i++)
+		if (R.mms[i]->pid == pid && nth-- == 0)
+			return R.mms[i];
+	test_fail(__FILE__, __LINE__, "no address space %d of pid %d", nth, pid);
+}
+
+/* The cover letter's program: posix_memalign(&p, 2 MiB, 200 MiB) (glibc
+ * maps 200 MiB + 2 MiB + 4 KiB), then maybe MADV_HUGEPAGE, a read every
+ * 4 KiB, a write every 2 MiB. */
+static void cover_letter(int madv)
+{
+	uint64_t len = (200ULL << 20) + HPAGE + PAGE, map = A - HPAGE + PAGE;
+
+	tsys(9, (int64_t)map, 0, len, RW, ANON_PRIVATE);
+	if (madv)
+		tsys(28, 0, A, 200ULL << 20, 14, 0);
+	tfaults(A, 200ULL << 20, PAGE, 0);
+	tfaults(A, 200ULL << 20, HPAGE, 1);
+	trace_write_exit(&W, 0);
+}
+
+TEST(replay_cover_letter_madvise)
+{
+	const struct replay_mm *mm;
+
+	/* observed (S4a): 100 read faults map the huge zero page, 100 write
+	 * faults 100 THPs, Rss = AnonHugePages = 204800 kB */
+	tbegin("cl1");
+	cover_letter(1);
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(R.vm[THPS_VM_pgfault], 200);
+	ASSERT_EQ(R.vm[THPS_VM_thp_fault_alloc], 100);
+	ASSERT_EQ(R.vm[THPS_VM_thp_zero_page_alloc], 1);
+	ASSERT_EQ(R.vm[THPS_VM_thp_split_pmd], 0);
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 204800);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 204800);
+	ASSERT_EQ(mm->peak_anon_huge_kb, 204800);
+	ASSERT(!strcmp(mm->end, "exit"));
+	ASSERT_EQ(mm->faults, 51300);
+}
+
+TEST(replay_cover_letter_never_and_always)
+{
+	const struct replay_mm *mm;
+
+	/* observed (S4c/S4e): no THP: 51200 read faults, then 100 write
+	 * faults, Rss 400 kB */
+	tbegin("cl2");
+	cover_letter(1);
+	treplay("transparent_hugepage/enabled=never", NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(R.vm[THPS_VM_pgfault], 51300);
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 400);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 0);
+	/* 100 PTE tables, a PMD table and a PUD table: Linux's VmPTE counts
+	 * every level below the PGD (mm_pgtables_bytes) */
+	ASSERT_EQ(mm->final[THPS_PROC_VmPTE], 400 + 4 * 2);
+
+	/* the cover letter: THP always without the huge zero page, the read
+	 * pass alone costs 200 MiB */
+	tbegin("cl3");
+	cover_letter(0);
+	treplay("transparent_hugepage/enabled=always", "transparent_hugepage/use_zero_page=0", NULL);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 204800);
+	ASSERT_EQ(R.vm[THPS_VM_pgfault], 100);
+	/* the time series saw it before the write pass: the peak is there */
+	ASSERT_EQ(tmm(PID, 0)->peak_anon_huge_kb, 204800);
+}
+
+TEST(replay_fork_cow_of_a_thp)
+{
+	const struct replay_mm *parent, *child;
+
+	/* observed (S9a): write A[0] (a THP), fork, the parent writes A+4K:
+	 * its PMD is split (thp_split_pmd 1), Rss stays 2048, AnonHugePages
+	 * 0; the child keeps the PMD; when it exits the folio is queued for
+	 * deferred split */
+	tbegin("fork");
+	tsys(9, (int64_t)A, 0, HPAGE, RW, ANON_PRIVATE);
+	tsys(28, 0, A, HPAGE, 14, 0);
+	trace_write_fault(&W, A, 1, 0);
+	trace_write_fork(&W, PID + 1, 0x1200011); /* fork(): SIGCHLD | CHILD_SETTID... */
+	trace_write_fault(&W, A + PAGE, 1, 0);
+	trace_write_proc(&W, PID + 1);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	ASSERT_EQ(R.nmms, 2);
+	parent = tmm(PID, 0);
+	child = tmm(PID + 1, 0);
+	ASSERT_EQ(R.vm[THPS_VM_thp_split_pmd], 1);
+	ASSERT_EQ(R.vm[THPS_VM_thp_deferred_split_page], 1);
+	ASSERT_EQ(parent->final[THPS_PROC_Rss], 2048);
+	ASSERT_EQ(parent->final[THPS_PROC_AnonHugePages], 0);
+	ASSERT_EQ(child->final[THPS_PROC_AnonHugePages], 2048);
+	ASSERT(!strcmp(child->name, "prog"));
+}
+
+TEST(replay_vfork_shares_until_exec)
+{
+	const struct replay_mm *parent, *child;
+
+	/* vfork (CLONE_VM | CLONE_VFORK): the child writes into its parent's
+	 * memory until it execs; then it has its own */
+	tbegin("vfork");
+	tsys(9, (int64_t)A, 0, MB(1), RW, ANON_PRIVATE);
+	trace_write_fork(&W, PID + 1, 0x4111);
+	trace_write_fork(&W, PID + 2, 0x3d0f00); /* a thread: nothing new */
+	trace_write_proc(&W, PID + 1);
+	tfaults(A, KB(16), PAGE, 1);
+	trace_write_exec(&W, "/bin/other", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	tsys(9, (int64_t)A, 0, MB(1), RW, ANON_PRIVATE);
+	tfaults(A, KB(8), PAGE, 1);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	tfaults(A + KB(16), KB(4), PAGE, 1);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	ASSERT_EQ(R.nmms, 2);
+	parent = tmm(PID, 0);
+	child = tmm(PID + 1, 0);
+	ASSERT_EQ(parent->final[THPS_PROC_Rss], 20);
+	ASSERT_EQ(child->final[THPS_PROC_Rss], 8);
+	ASSERT(!strcmp(child->name, "other"));
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_noproc], 0);
+}
+
+TEST(replay_file_mappings_are_skipped_and_counted)
+{
+	const struct replay_mm *mm;
+	uint64_t F = A + MB(4);
+
+	/* a private file mapping: its faults are not modelled; each page
+	 * written is an anonymous copy the kernel counts in Anonymous */
+	tbegin("file");
+	tsys(9, (int64_t)F, 0, KB(16), RW, 0x02 /* MAP_PRIVATE, a file */);
+	tsys(9, (int64_t)F + KB(16), 0, KB(8), RW, 0x01 /* MAP_SHARED */);
+	trace_write_fault(&W, F, 0, 0);
+	trace_write_fault(&W, F, 1, 0);
+	trace_write_fault(&W, F + PAGE, 1, 0);
+	trace_write_fault(&W, F + 2 * PAGE, 1, 0);
+	trace_write_fault(&W, F + KB(16), 1, 0); /* shared: no copy */
+	tsys(11, 0, F + 2 * PAGE, PAGE, 0, 0);
+	trace_write_fault(&W, A + MB(64), 1, 0); /* nothing mapped there */
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_file], 5);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_mmap_foreign], 2);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_unmapped], 1);
+	ASSERT_EQ(mm->final_file_cow_kb, 8);
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 0);
+}
+
+TEST(replay_mprotect_and_madvise_around_file_holes)
+{
+	const struct replay_mm *mm;
+
+	/* anon [A, A+8K), a file page, anon [A+12K, A+20K): mprotect and
+	 * madvise of all 20 KiB apply to both anonymous parts, as Linux's
+	 * apply to each mapped part */
+	tbegin("holes");
+	tsys(9, (int64_t)A, 0, KB(20), RW, ANON_PRIVATE);
+	tsys(9, (int64_t)A + KB(8), 0, KB(4), 1, 0x12 /* a file, MAP_FIXED */);
+	tfaults(A, KB(8), PAGE, 1);
+	tfaults(A + KB(12), KB(8), PAGE, 1);
+	tsys(28, 0, A, KB(20), 4 /* MADV_DONTNEED */, 0);
+	tsys(10, 0, A, KB(20), 1 /* PROT_READ */, 0);
+	trace_write_fault(&W, A + KB(16), 1, 0); /* a write: now SIGSEGV */
+	trace_write_fault(&W, A + KB(16), 0, 0);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 0);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_unmapped], 1);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_call_failed], 0);
+	ASSERT_EQ(R.vm[THPS_VM_pgfault], 5);
+}
+
+TEST(replay_exec_snapshot_stack_and_brk)
+{
+	const struct replay_mm *mm;
+	uint64_t top = 0x7ffffff00000ULL, heap = 0x555555600000ULL;
+
+	/* the stack as exec left it (two pages written), growing down on a
+	 * fault 1 MiB below; the heap from start_brk with brk(2) */
+	tbegin("exec");
+	trace_write_exec(&W, "/bin/prog2", heap, heap, 8 << 20);
+	trace_write_vma(&W, top - KB(132), KB(132), RW, TRACE_VMA_STACK, "");
+	trace_write_touch(&W, top - KB(8), KB(8), TRACE_TOUCH_WRITE);
+	trace_write_vma(&W, 0x555555554000ULL, KB(8), 5, TRACE_VMA_FILE, "/bin/prog2");
+	trace_write_fault(&W, top - MB(1), 1, 0);
+	tsys(12, (int64_t)heap, 0, 0, 0, 0);
+	tsys(12, (int64_t)heap + KB(132), heap + KB(132), 0, 0, 0);
+	tfaults(heap, KB(132), PAGE, 1);
+	tsys(12, (int64_t)heap + KB(132), heap + MB(64), 0, 0, 0); /* refused by the kernel */
+	tsys(12, (int64_t)heap + KB(64), heap + KB(64), 0, 0, 0);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	ASSERT_EQ(R.nmms, 2); /* the first exec's image, then this one */
+	mm = tmm(PID, 1);
+	ASSERT(!strcmp(mm->name, "prog2"));
+	ASSERT(!strcmp(tmm(PID, 0)->end, "exec"));
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 8 + 4 + 64);
+	ASSERT_EQ(mm->final[THPS_PROC_VmHWM], 8 + 4 + 132);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_unmapped], 0);
+	ASSERT_EQ(R.skips[REPLAY_SKIP_brk_diverged], 0);
+}
+
+TEST(replay_populate_and_prctl)
+{
+	const struct replay_mm *mm;
+
+	/* MAP_POPULATE comes as a TOUCH: under "always" it fills THPs;
+	 * prctl(PR_SET_THP_DISABLE) stops later ones */
+	tbegin("populate");
+	tsys(9, (int64_t)A, 0, MB(4), RW, ANON_PRIVATE | 0x8000);
+	trace_write_touch(&W, A, MB(4), TRACE_TOUCH_POPULATE);
+	tsys(157, 0, 41, 1, 0, 0);
+	tsys(9, (int64_t)A + MB(4), 0, MB(4), RW, ANON_PRIVATE);
+	tfaults(A + MB(4), MB(4), HPAGE, 1);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=always", NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 4096);
+	ASSERT_EQ(mm->final[THPS_PROC_Rss], 4096 + 8);
+}
+
+TEST(replay_reports_lost_events_and_kernel_figures)
+{
+	struct trace_kfig k[2] = { { "Anonymous", 12 }, { "AnonHugePages", 0 } };
+	const struct replay_mm *mm;
+
+	tbegin("lost");
+	tsys(9, (int64_t)A, 0, MB(1), RW, ANON_PRIVATE);
+	tfaults(A, KB(12), PAGE, 1);
+	trace_write_lost(&W, 42);
+	trace_write_kfig(&W, 2, k);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(R.lost_events, 42);
+	ASSERT(mm->have_kfig);
+	ASSERT_EQ(mm->kfig_anonymous, 12);
+	ASSERT_EQ(mm->model_at_kfig[THPS_PROC_Anonymous], 12);
+	ASSERT(R.nnotes > 0 && strstr(R.notes[R.nnotes - 1], "lost 42 events"));
+}
+
+TEST(replay_damaged_trace_is_an_error)
+{
+	struct replay_opts o = { 0 };
+	char err[1024];
+	FILE *f;
+	long n;
+
+	tbegin("bad");
+	tfaults(A, MB(1), PAGE, 1);
+	ASSERT_OK(trace_writer_close(&W));
+	f = fopen(P, "r+b");
+	ASSERT(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	ASSERT_OK(ftruncate(fileno(f), n - 10));
+	fclose(f);
+	replay_result_free(&R);
+	o.ram_bytes = 1ULL << 30;
+	ASSERT_EQ(replay_run(P, &o, &R, err, sizeof(err)), -EINVAL);
+	ASSERT(strstr(err, "offset") && strstr(err, "truncated"));
+	replay_result_free(&R);
+	unlink(P);
+}
+
+/* ---- the commands' bad input: a message and a nonzero exit, no crash ---- */
+#include "cli/cli.h"
+
+TEST(replay_commands_refuse_bad_input)
+{
+	char *nofile[] = { "replay", "-q", "/nonexistent/t.trace", NULL };
+	char *badfmt[] = { "replay", "t.trace", "--format", "xml", NULL };
+	char *badset[] = { "replay", "t.trace", "--set", "novalue", NULL };
+	char *twotr[] = { "replay", "a.trace", "b.trace", NULL };
+	char *badpol[] = { "compare", "t.trace", "--policy", "noknobs", NULL };
+	char *badknob[] = { "compare", "t.trace", "--policy", "p=nonsense=1", NULL };
+	char *notrace[] = { "compare", NULL };
+	char *dumpusage[] = { "trace", "show", "t.trace", NULL };
+	char *dumpnofile[] = { "trace", "dump", "/nonexistent/t.trace", NULL };
+
+	ASSERT_EQ(cmd_replay(3, nofile), 1);
+	ASSERT_EQ(cmd_replay(4, badfmt), 2);
+	ASSERT_EQ(cmd_replay(4, badset), 2);
+	ASSERT_EQ(cmd_replay(3, twotr), 2);
+	ASSERT_EQ(cmd_compare(4, badpol), 2);
+	ASSERT_EQ(cmd_compare(4, badknob), 2);
+	ASSERT_EQ(cmd_compare(1, notrace), 2);
+	ASSERT_EQ(cmd_trace(3, dumpusage), 2);
+	ASSERT_EQ(cmd_trace(3, dumpnofile), 1);
+}
+
+TEST(replay_unknown_knob_value_is_an_error)
+{
+	struct replay_opts o = { 0 };
+	char err[1024];
+
+	tbegin("knob");
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	o.knob_name[0] = "transparent_hugepage/enabled";
+	o.knob_value[0] = "sometimes";
+	o.nknobs = 1;
+	o.ram_bytes = 1ULL << 30;
+	replay_result_free(&R);
+	ASSERT_EQ(replay_run(P, &o, &R, err, sizeof(err)), -EINVAL);
+	ASSERT(strstr(err, "sometimes"));
+	replay_result_free(&R);
+	unlink(P);
+}

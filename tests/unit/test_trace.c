@@ -1,0 +1,340 @@
+/*
+ * test_trace.c - the trace format (src/trace): every record written is read
+ * back the same, a fault near the previous one takes one byte, and a
+ * truncated or damaged trace is refused with the offset of the damage.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "trace/trace.h"
+
+static void tmp_path(char *buf, size_t len, const char *tag)
+{
+	snprintf(buf, len, "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
+}
+
+static long file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	ASSERT(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fclose(f);
+	return n;
+}
+
+/* A trace with one record of every kind. */
+static void write_sample(const char *path)
+{
+	struct trace_writer w;
+	struct trace_header h = { 0 };
+	struct trace_kfig k[2] = { { "Anonymous", 108 }, { "AnonHugePages", 2048 } };
+	uint64_t args[6] = { 0, 0x2000, 3, 0x22, (uint64_t)-1, 0 };
+
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	ASSERT_OK(trace_header_add(&h, "command", "prog --flag"));
+	ASSERT_OK(trace_writer_open(&w, path, &h));
+	trace_write_proc(&w, 1234);
+	trace_write_exec(&w, "/usr/bin/prog", 0x555555559000ULL, 0x55555557a000ULL, 8 << 20);
+	trace_write_vma(&w, 0x7ffffffde000ULL, 0x21000, 3, TRACE_VMA_STACK, "");
+	trace_write_vma(&w, 0x7ffff7fc3000ULL, 0x2000, 5 | TRACE_VMA_SHARED, TRACE_VMA_FILE, "/lib/x.so");
+	trace_write_touch(&w, 0x7fffffffd000ULL, 0x2000, TRACE_TOUCH_WRITE);
+	trace_write_time(&w, 1000, 0);
+	trace_write_fault(&w, 0x7ffff7a00123ULL, 0, 0);
+	trace_write_fault(&w, 0x7ffff7a01000ULL, 1, 0);
+	trace_write_fault(&w, 0x7ffff7a00000ULL, 1, 1);
+	trace_write_fault(&w, 0x1000ULL, 0, 0); /* a long way back */
+	trace_write_syscall(&w, 9, 6, args, 0x7ffff7800000LL);
+	trace_write_syscall(&w, 12, 1, args, -12);
+	trace_write_fork(&w, 1235, 0x1200011);
+	trace_write_proc(&w, 1235);
+	trace_write_time(&w, 5000, 0);
+	trace_write_exit(&w, 3 << 8);
+	trace_write_lost(&w, 77);
+	trace_write_kfig(&w, 2, k);
+	trace_write_note(&w, "hello");
+	ASSERT_OK(trace_writer_close(&w));
+}
+
+TEST(trace_roundtrip)
+{
+	static struct trace_reader r;
+	static struct trace_event ev;
+	char path[128];
+
+	tmp_path(path, sizeof(path), "rt");
+	write_sample(path);
+	ASSERT_OK(trace_reader_open(&r, path));
+	ASSERT(!strcmp(trace_header_get(&r.header, "transparent_hugepage/enabled"), "madvise"));
+	ASSERT(!strcmp(trace_header_get(&r.header, "command"), "prog --flag"));
+	ASSERT(!strcmp(trace_header_get(&r.header, "format"), "thpsim-trace 1"));
+
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_PROC);
+	ASSERT_EQ(ev.pid, 1234);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_EXEC);
+	ASSERT(!strcmp(ev.name, "/usr/bin/prog"));
+	ASSERT_EQ(ev.start_brk, 0x555555559000ULL);
+	ASSERT_EQ(ev.brk, 0x55555557a000ULL);
+	ASSERT_EQ(ev.stack_limit, 8 << 20);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_VMA);
+	ASSERT_EQ(ev.addr, 0x7ffffffde000ULL);
+	ASSERT_EQ(ev.len, 0x21000);
+	ASSERT_EQ(ev.prot, 3);
+	ASSERT_EQ(ev.kind, TRACE_VMA_STACK);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.prot, 5 | TRACE_VMA_SHARED);
+	ASSERT_EQ(ev.kind, TRACE_VMA_FILE);
+	ASSERT(!strcmp(ev.name, "/lib/x.so"));
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_TOUCH);
+	ASSERT_EQ(ev.addr, 0x7fffffffd000ULL);
+	ASSERT_EQ(ev.len, 0x2000);
+	ASSERT_EQ(ev.kind, TRACE_TOUCH_WRITE);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_TIME);
+	ASSERT_EQ(ev.time_ns, 1000);
+	/* faults keep the page, not the byte */
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_FAULT);
+	ASSERT_EQ(ev.addr, 0x7ffff7a00000ULL);
+	ASSERT_EQ(ev.write, 0);
+	ASSERT_EQ(ev.pid, 1234);
+	ASSERT_EQ(ev.time_ns, 1000);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.addr, 0x7ffff7a01000ULL);
+	ASSERT_EQ(ev.write, 1);
+	ASSERT_EQ(ev.kernel, 0);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.addr, 0x7ffff7a00000ULL);
+	ASSERT_EQ(ev.kernel, 1);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.addr, 0x1000);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_SYSCALL);
+	ASSERT_EQ(ev.nr, 9);
+	ASSERT_EQ(ev.nargs, 6);
+	ASSERT_EQ(ev.args[1], 0x2000);
+	ASSERT_EQ(ev.args[4], (uint64_t)-1);
+	ASSERT_EQ(ev.ret, 0x7ffff7800000LL);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.nr, 12);
+	ASSERT_EQ(ev.ret, -12);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_FORK);
+	ASSERT_EQ(ev.child, 1235);
+	ASSERT_EQ(ev.clone_flags, 0x1200011);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_PROC);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_TIME);
+	ASSERT_EQ(ev.time_ns, 5000);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_EXIT);
+	ASSERT_EQ(ev.pid, 1235);
+	ASSERT_EQ(ev.status, 3 << 8);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_LOST);
+	ASSERT_EQ(ev.count, 77);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_KFIG);
+	ASSERT_EQ(ev.nkfig, 2);
+	ASSERT(!strcmp(ev.kfig[1].name, "AnonHugePages"));
+	ASSERT_EQ(ev.kfig[1].kb, 2048);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_NOTE);
+	ASSERT(!strcmp(ev.name, "hello"));
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_END);
+	ASSERT_EQ(trace_next(&r, &ev), 0);
+	ASSERT_EQ(trace_next(&r, &ev), 0);
+	trace_reader_close(&r);
+	unlink(path);
+}
+
+TEST(trace_sequential_fault_is_one_byte)
+{
+	struct trace_writer w;
+	static struct trace_reader r;
+	static struct trace_event ev;
+	char path[128];
+	long before, after;
+	const int n = 300000; /* several blocks */
+	uint64_t seen = 0;
+
+	tmp_path(path, sizeof(path), "seq");
+	ASSERT_OK(trace_writer_open(&w, path, NULL));
+	trace_write_proc(&w, 7);
+	ASSERT_OK(trace_writer_flush(&w));
+	before = file_size(path);
+	for (int i = 0; i < n; i++)
+		trace_write_fault(&w, 0x7f0000000000ULL + (uint64_t)i * 4096, i & 1, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	after = file_size(path);
+	/* one byte a fault, plus block headers and END */
+	ASSERT_LE(after - before, n + (n / (64 << 10) + 2) * 8 + 32);
+	ASSERT_LE(n, after - before);
+	ASSERT_OK(trace_reader_open(&r, path));
+	while (trace_next(&r, &ev) > 0)
+		if (ev.type == TR_FAULT) {
+			ASSERT_EQ(ev.addr, 0x7f0000000000ULL + seen * 4096);
+			ASSERT_EQ(ev.write, (int)(seen & 1));
+			ASSERT_EQ(ev.pid, 7);
+			seen++;
+		}
+	ASSERT_EQ(seen, n);
+	ASSERT(r.done);
+	trace_reader_close(&r);
+	unlink(path);
+}
+
+/* Read the whole trace; the error message, or NULL when it read cleanly. */
+static const char *read_all(const char *path, char *msg, size_t len)
+{
+	static struct trace_reader r;
+	static struct trace_event ev;
+	int e;
+
+	if (trace_reader_open(&r, path)) {
+		snprintf(msg, len, "%s", r.err);
+		return msg;
+	}
+	while ((e = trace_next(&r, &ev)) > 0)
+		;
+	trace_reader_close(&r);
+	if (!e)
+		return NULL;
+	snprintf(msg, len, "%s", r.err);
+	return msg;
+}
+
+static void copy_prefix(const char *from, const char *to, long n)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	char *buf = malloc((size_t)n);
+
+	ASSERT(a && b && buf);
+	ASSERT_EQ(fread(buf, 1, (size_t)n, a), n);
+	ASSERT_EQ(fwrite(buf, 1, (size_t)n, b), n);
+	fclose(a);
+	fclose(b);
+	free(buf);
+}
+
+static uint32_t le32_at(const char *path, long off)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t b[4];
+
+	ASSERT(f);
+	fseek(f, off, SEEK_SET);
+	ASSERT_EQ(fread(b, 1, 4, f), 4);
+	fclose(f);
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Offset of the first block: after the preamble and the header. */
+static long first_block(const char *path)
+{
+	return TRACE_PREAMBLE + (long)le32_at(path, 12);
+}
+
+static void flip_byte(const char *path, long off)
+{
+	FILE *f = fopen(path, "r+b");
+	int c;
+
+	ASSERT(f);
+	fseek(f, off, SEEK_SET);
+	c = fgetc(f);
+	fseek(f, off, SEEK_SET);
+	fputc(c ^ 0x10, f);
+	fclose(f);
+}
+
+TEST(trace_truncated_is_refused_with_offset)
+{
+	char path[128], cut[128], msg[1024], want[64];
+	struct trace_writer w;
+	long size, blocks, second;
+
+	tmp_path(path, sizeof(path), "full");
+	tmp_path(cut, sizeof(cut), "cut");
+	ASSERT_OK(trace_writer_open(&w, path, NULL));
+	trace_write_proc(&w, 1);
+	for (int i = 0; i < 200000; i++)
+		trace_write_fault(&w, (uint64_t)i * 40960, 0, 0); /* 3 bytes each */
+	ASSERT_OK(trace_writer_close(&w));
+	size = file_size(path);
+	ASSERT(read_all(path, msg, sizeof(msg)) == NULL);
+	blocks = first_block(path);
+	second = blocks + TRACE_BLOCK_HDR + (long)le32_at(path, blocks);
+
+	/* cut inside the second block: its offset is named */
+	copy_prefix(path, cut, second + 100);
+	ASSERT(read_all(cut, msg, sizeof(msg)));
+	snprintf(want, sizeof(want), "offset %ld: truncated", second);
+	if (!strstr(msg, want))
+		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+	/* cut at a block boundary: no END record */
+	copy_prefix(path, cut, second);
+	ASSERT(read_all(cut, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "without its END record"));
+	/* cut in the header */
+	copy_prefix(path, cut, 20);
+	ASSERT(read_all(cut, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "truncated"));
+	/* the last byte missing */
+	copy_prefix(path, cut, size - 1);
+	ASSERT(read_all(cut, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "truncated"));
+	unlink(path);
+	unlink(cut);
+}
+
+TEST(trace_damage_is_refused_with_offset)
+{
+	char path[128], msg[1024], want[64];
+	long blocks;
+
+	tmp_path(path, sizeof(path), "dmg");
+	write_sample(path);
+	blocks = first_block(path);
+	flip_byte(path, blocks + TRACE_BLOCK_HDR + 5);
+	ASSERT(read_all(path, msg, sizeof(msg)));
+	snprintf(want, sizeof(want), "offset %ld: block checksum mismatch", blocks);
+	if (!strstr(msg, want))
+		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+
+	write_sample(path);
+	flip_byte(path, 0);
+	ASSERT(read_all(path, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "not a thpsim trace"));
+
+	write_sample(path);
+	flip_byte(path, 8); /* the version */
+	ASSERT(read_all(path, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "offset 8: trace format version"));
+
+	/* a block length beyond the limit */
+	write_sample(path);
+	flip_byte(path, blocks + 3);
+	ASSERT(read_all(path, msg, sizeof(msg)));
+	ASSERT(strstr(msg, "bad block length"));
+
+	ASSERT(read_all("/nonexistent/x.trace", msg, sizeof(msg)));
+	ASSERT(strstr(msg, "No such file"));
+	unlink(path);
+}
+
+TEST(trace_crc32_check_value)
+{
+	/* the CRC-32 (IEEE) check value of "123456789" is 0xcbf43926 */
+	ASSERT_EQ(trace_crc32(0, "123456789", 9), 0xcbf43926u);
+	ASSERT_EQ(trace_crc32(trace_crc32(0, "1234", 4), "56789", 5), 0xcbf43926u);
+}
