@@ -240,7 +240,10 @@ int thps_write(thps_proc *p, uint64_t addr, const void *buf, size_t len);
  * "value"; a read compares with "value" when check is set and counts the
  * bytes that differ in *mismatches (may be NULL).
  */
-enum thps_touch_op { THPS_TOUCH_READ, THPS_TOUCH_WRITE };
+/* THPS_TOUCH_DIRTY: a write without its byte.  The page faults and counts as
+ * holding data, as after a write, but nothing is stored: it reads back as
+ * zeros.  For replaying traces, which know that a program wrote, not what. */
+enum thps_touch_op { THPS_TOUCH_READ, THPS_TOUCH_WRITE, THPS_TOUCH_DIRTY };
 struct thps_touch {
 	uint64_t addr, len, step;
 	enum thps_touch_op op;

@@ -66,8 +66,11 @@ static bool access_error(const struct vm_area_struct *vma, bool write)
 	return !(vma->vm_flags & VM_ACCESS_FLAGS);
 }
 
-/* Translate, faulting as needed: 0 with *host set, or a negative errno. */
-static int access_page(struct mm_struct *mm, uint64_t addr, bool write, uint8_t **host)
+/* Translate, faulting as needed: 0 with *host set, or a negative errno.
+ * With "symbolic", a write marks the frame as holding data instead of
+ * letting the caller store a byte. */
+static int access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic,
+		       uint8_t **host)
 {
 	struct thps_machine *m = mm->m;
 	struct page *frame;
@@ -84,7 +87,10 @@ static int access_page(struct mm_struct *mm, uint64_t addr, bool write, uint8_t 
 				VM_BUG_ON_PAGE(PageReserved(frame) ||
 						       is_huge_zero_pfn(m, folio_pfn(m, page_folio(m, frame))),
 					       m, frame);
-				page_bytes_dirtied(frame);
+				if (!symbolic)
+					page_bytes_dirtied(frame);
+				else if (!PageNonzero(frame))
+					SetPageNonzero(frame);
 			}
 			return 0;
 		}
@@ -117,7 +123,7 @@ static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool
 
 		if (chunk > len)
 			chunk = len;
-		err = access_page(mm, addr, write, &host);
+		err = access_page(mm, addr, write, false, &host);
 		if (err)
 			break;
 		if (write)
@@ -145,7 +151,7 @@ int thps_write(thps_proc *p, uint64_t addr, const void *buf, size_t len)
 int thps_touch(thps_proc *p, struct thps_touch *t)
 {
 	struct mm_struct *mm = &p->mm;
-	const bool write = t->op == THPS_TOUCH_WRITE;
+	const bool write = t->op != THPS_TOUCH_READ, symbolic = t->op == THPS_TOUCH_DIRTY;
 	uint64_t addr = t->addr, end = t->addr + t->len;
 	int err = 0;
 
@@ -157,10 +163,10 @@ int thps_touch(thps_proc *p, struct thps_touch *t)
 	for (; addr < end; addr += t->step) {
 		uint8_t *host;
 
-		err = access_page(mm, addr, write, &host);
+		err = access_page(mm, addr, write, symbolic, &host);
 		if (err)
 			break;
-		if (write)
+		if (write && !symbolic)
 			*host = t->value;
 		else if (t->check && *host != t->value)
 			t->mismatches++;

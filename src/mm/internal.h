@@ -88,6 +88,7 @@ PAGEFLAG(AnonExclusive, PG_anon_exclusive)
 PAGEFLAG(Table, PG_pgtable)
 PAGEFLAG(HugeZero, PG_huge_zero)
 PAGEFLAG(Zeroed, PG_zeroed)
+PAGEFLAG(Nonzero, PG_nonzero)
 #undef PAGEFLAG
 
 /* ---- folios ---- */

@@ -214,14 +214,18 @@ void copy_page_bytes(struct thps_machine *m, struct page *dst, const struct page
 {
 	if (PageZeroed(src)) {
 		clear_page_bytes(m, dst);
-		return;
+	} else {
+		memcpy(page_address(m, dst), page_address(m, src), PAGE_SIZE);
+		page_bytes_dirtied(dst);
 	}
-	memcpy(page_address(m, dst), page_address(m, src), PAGE_SIZE);
-	page_bytes_dirtied(dst);
+	if (PageNonzero(src))
+		SetPageNonzero(dst);
 }
 
 bool page_bytes_zero(struct thps_machine *m, const struct page *page)
 {
+	if (PageNonzero(page))
+		return false;
 	return PageZeroed(page) || page_bytes_zero_raw(m, page);
 }
 

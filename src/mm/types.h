@@ -124,6 +124,8 @@ enum pageflags {
 	PG_pgtable,          /* a page-table page */
 	PG_huge_zero,        /* the huge zero folio (head) */
 	PG_zeroed,           /* model: the frame's bytes are known to be zero */
+	PG_nonzero,          /* model: holds data the model did not store (a
+				THPS_TOUCH_DIRTY write): never zero-filled */
 	PG_partially_mapped, /* folio (in page[1]): queued as partially mapped */
 	PG_deferred,         /* folio (in page[1]): on the deferred-split queue */
 	PG_mapcount_lock,    /* folio (in page[1]): bit lock for the mm-id slots */

@@ -535,7 +535,7 @@ static int for_each_piece(struct replay *r, thps_proc *p, uint64_t start, uint64
 			int write = op == PIECE_TOUCH_WRITE ||
 				    (op == PIECE_POPULATE && (l.v[i].prot & THPS_PROT_WRITE));
 			struct thps_touch t = { .addr = s, .len = e - s, .step = THPS_PAGE_SIZE,
-						.op = write ? THPS_TOUCH_WRITE : THPS_TOUCH_READ,
+						.op = write ? THPS_TOUCH_DIRTY : THPS_TOUCH_READ,
 						.value = 1 };
 
 			if (!(l.v[i].prot & (THPS_PROT_READ | THPS_PROT_WRITE | THPS_PROT_EXEC)))
@@ -588,7 +588,7 @@ static void run_flush(struct replay *r)
 
 	while (r->run.n) {
 		struct thps_touch t = { .addr = r->run.start, .len = r->run.n << 12, .step = 4096,
-					.op = r->run.write ? THPS_TOUCH_WRITE : THPS_TOUCH_READ,
+					.op = r->run.write ? THPS_TOUCH_DIRTY : THPS_TOUCH_READ,
 					.value = 1 };
 		uint64_t ok;
 		int err = thps_touch(mm->proc, &t);

@@ -473,3 +473,33 @@ TEST(core_vma_tree_random)
 	}
 	texit(p);
 }
+
+/* THPS_TOUCH_DIRTY (replay's writes): the page counts as written, so a split
+ * keeps it rather than mapping it to the zero page, and a copy-on-write
+ * copy holds data too; the bytes themselves were never stored. */
+TEST(core_touch_dirty_is_a_write_without_bytes)
+{
+	thps_proc *p, *c;
+	uint64_t a;
+	struct thps_touch t = { .len = 1, .step = 1, .op = THPS_TOUCH_DIRTY };
+
+	tmachine(64, NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(2));
+	tmadvise(p, a, MB(2), THPS_MADV_HUGEPAGE);
+	t.addr = a + PAGE;
+	ASSERT_OK(thps_touch(p, &t));
+	tcheck();
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 2048);
+	tread(p, a + PAGE, 1, 1, 0);
+	c = tfork(p);
+	twrite(c, a + 2 * PAGE, 1, 1, 5); /* splits the child's PMD, copies one page */
+	tmunmap(p, a + MB(1), MB(1));     /* partially mapped: queued */
+	texit(c);
+	tdrop_caches();
+	/* the dirty page stays a page of data; the others became the zero page */
+	ASSERT_EQ(fig(p, THPS_PROC_Rss), 4);
+	ASSERT(!tpage(p, a + PAGE).zero_page);
+	ASSERT(tpage(p, a).zero_page);
+	texit(p);
+}
