@@ -439,6 +439,11 @@ void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio
 	folio_put_refs(m, mm, folio, 1);
 }
 
+size_t thps_frame_metadata_bytes(void)
+{
+	return sizeof(struct page);
+}
+
 /* ---- setup ---- */
 int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 {
