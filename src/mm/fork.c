@@ -12,8 +12,8 @@
  *
  * exit tears the address space down (exit_mmap), then drops the process's
  * huge zero page reference when it holds one (the per-mm lifetime), frees
- * the top-level table, gives its cached frames back and folds its counters
- * into the machine's.
+ * the top-level table, parks its cached frames for the next process
+ * (page_alloc.c) and folds its counters into the machine's.
  */
 #include "internal.h"
 
@@ -54,6 +54,7 @@ static void proc_release(struct thps_proc *p)
 {
 	struct thps_machine *m = p->m;
 
+	park_pcp(m, &p->mm);
 	spin_lock(&m->proc_lock);
 	if (p->prev)
 		p->prev->next = p->next;
@@ -61,7 +62,6 @@ static void proc_release(struct thps_proc *p)
 		m->procs = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
-	drain_pcp(m, &p->mm);
 	vmstat_fold_mm(m, &p->mm);
 	spin_unlock(&m->proc_lock);
 	spin_lock_destroy(&p->mm.pcp.lock);

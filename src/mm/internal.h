@@ -183,6 +183,8 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio);
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs);
 void drain_pcp(struct thps_machine *m, struct mm_struct *mm);
+/* An exiting process's cache goes to the pool of parked caches. */
+void park_pcp(struct thps_machine *m, struct mm_struct *mm);
 void drain_all_pages(struct thps_machine *m);
 uint64_t nr_free_pages(struct thps_machine *m);
 /* Turn a free-standing compound page into independent order-0 pages. */

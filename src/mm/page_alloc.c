@@ -15,6 +15,9 @@
  *
  * Each process caches order-0 frames (Linux does it per CPU) so that
  * independent processes on different threads rarely meet on the zone lock.
+ * An exiting process parks its cache and a new process adopts it
+ * (struct pcp_pool), as a CPU's lists pass from one task to the next, so
+ * processes that come and go do not take the zone lock either.
  * A failed allocation drains those caches and runs the shrinkers before it
  * gives up, as direct reclaim does; injected failures are final.
  *
@@ -273,20 +276,98 @@ void drain_pcp(struct thps_machine *m, struct mm_struct *mm)
 	spin_unlock(&mm->pcp.lock);
 }
 
+/* ---- the caches of exited processes (struct pcp_pool) ---- */
+
+/* An exiting process's cache: parked for a new process when there is room,
+ * else back to the buddy lists. */
+void park_pcp(struct thps_machine *m, struct mm_struct *mm)
+{
+	struct per_cpu_pages *pcp = &mm->pcp;
+	struct pcp_pool *pool = &m->pcp_pool;
+
+	spin_lock(&pcp->lock);
+	if (pcp->count) {
+		spin_lock(&pool->lock);
+		if (pool->nr < PCP_POOL_LISTS && pool->count + pcp->count <= PCP_POOL_HIGH) {
+			pool->list[pool->nr].head = pcp->head;
+			pool->list[pool->nr].count = pcp->count;
+			WRITE_ONCE(pool->nr, pool->nr + 1);
+			pool->count += pcp->count;
+			pcp->head = NO_PFN;
+			WRITE_ONCE(pcp->count, 0);
+		}
+		spin_unlock(&pool->lock);
+		if (pcp->count)
+			free_pcppages_bulk(m, pcp, pcp->count);
+	}
+	spin_unlock(&pcp->lock);
+}
+
+/* Adopt the cache an exited process parked last.  pcp lock held, pcp empty. */
+static bool adopt_pcp(struct thps_machine *m, struct per_cpu_pages *pcp)
+{
+	struct pcp_pool *pool = &m->pcp_pool;
+	bool got = false;
+
+	if (!READ_ONCE(pool->nr))
+		return false;
+	spin_lock(&pool->lock);
+	if (pool->nr) {
+		WRITE_ONCE(pool->nr, pool->nr - 1);
+		pcp->head = pool->list[pool->nr].head;
+		WRITE_ONCE(pcp->count, pool->list[pool->nr].count);
+		pool->count -= pcp->count;
+		got = true;
+	}
+	spin_unlock(&pool->lock);
+	return got;
+}
+
+/* Every parked cache back to the buddy lists; true if there was one. */
+static bool drain_pcp_pool(struct thps_machine *m)
+{
+	struct pcp_pool *pool = &m->pcp_pool;
+	bool any = false;
+
+	if (!READ_ONCE(pool->nr))
+		return false;
+	spin_lock(&pool->lock);
+	spin_lock(&m->zone.lock);
+	while (pool->nr) {
+		struct per_cpu_pages list = { .head = pool->list[pool->nr - 1].head,
+					      .count = pool->list[pool->nr - 1].count };
+
+		WRITE_ONCE(pool->nr, pool->nr - 1);
+		pool->count -= list.count;
+		while (list.head != NO_PFN) {
+			__free_one_page(m, pcp_pop(m, &list), 0);
+			m->zone.nr_free_pages++;
+		}
+		any = true;
+	}
+	spin_unlock(&m->zone.lock);
+	spin_unlock(&pool->lock);
+	return any;
+}
+
 void drain_all_pages(struct thps_machine *m)
 {
 	spin_lock(&m->proc_lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next)
 		drain_pcp(m, &p->mm);
 	spin_unlock(&m->proc_lock);
+	drain_pcp_pool(m);
 }
 
 uint64_t nr_free_pages(struct thps_machine *m)
 {
 	uint64_t n;
 
+	spin_lock(&m->pcp_pool.lock);
+	n = (uint64_t)m->pcp_pool.count;
+	spin_unlock(&m->pcp_pool.lock);
 	spin_lock(&m->zone.lock);
-	n = m->zone.nr_free_pages;
+	n += m->zone.nr_free_pages;
 	spin_unlock(&m->zone.lock);
 	spin_lock(&m->proc_lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next)
@@ -342,7 +423,7 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 		struct per_cpu_pages *pcp = &mm->pcp;
 
 		spin_lock(&pcp->lock);
-		if (pcp->head == NO_PFN) {
+		if (pcp->head == NO_PFN && !adopt_pcp(m, pcp)) {
 			spin_lock(&m->zone.lock);
 			for (int i = 0; i < PCP_BATCH; i++) {
 				int64_t f = __rmqueue(m, 0);
@@ -374,6 +455,10 @@ struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp
 	if (should_fail_alloc(m, gfp))
 		return NULL;
 	pfn = rmqueue(m, mm, order);
+	/* parked caches are free memory the lists lack: take them back
+	 * before anything fails, as if their processes had drained them */
+	if (pfn < 0 && drain_pcp_pool(m))
+		pfn = rmqueue(m, mm, order);
 	if (pfn < 0 && (gfp & __GFP_RECLAIM)) {
 		/* direct reclaim: caches back to the lists, shrinkers, retry */
 		drain_all_pages(m);
@@ -457,6 +542,7 @@ int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 		return -ENOMEM;
 	}
 	spin_lock_init(&m->zone.lock);
+	spin_lock_init(&m->pcp_pool.lock);
 	for (int o = 0; o < NR_PAGE_ORDERS; o++) {
 		m->zone.free_area[o].head = NO_PFN;
 		m->zone.free_area[o].nr_free = 0;
@@ -489,4 +575,5 @@ void page_alloc_exit(struct thps_machine *m)
 	m->ram = NULL;
 	m->mem_map = NULL;
 	spin_lock_destroy(&m->zone.lock);
+	spin_lock_destroy(&m->pcp_pool.lock);
 }

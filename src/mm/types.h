@@ -212,6 +212,27 @@ struct per_cpu_pages {
 #define PCP_BATCH 63
 #define PCP_HIGH 256
 
+/*
+ * model: the caches of exited processes, kept for new ones.  Linux's
+ * per-CPU lists outlive the tasks that fill them, so a task that exits and
+ * the next one on that CPU pass frames on without the zone lock; here an
+ * exiting process parks its cache and a new one adopts it when its own runs
+ * dry.  Bounded (PCP_POOL_HIGH frames, PCP_POOL_LISTS lists); anything
+ * beyond goes back to the buddy lists, as does everything when an
+ * allocation finds the lists empty or reclaim drains the caches.
+ */
+#define PCP_POOL_LISTS 16
+#define PCP_POOL_HIGH (4 * PCP_HIGH)
+struct pcp_pool {
+	spinlock_t lock;
+	int nr;        /* parked lists */
+	int64_t count; /* frames on them */
+	struct {
+		uint32_t head;
+		int count;
+	} list[PCP_POOL_LISTS];
+};
+
 /* ---- counters ---- */
 /*
  * vm_event and vm_stat items that change in a process's context are kept per
@@ -330,6 +351,7 @@ struct thps_machine {
 	uint64_t nr_frames;
 	uint64_t totalram_pages;  /* frames that are not reserved */
 	struct zone zone;
+	struct pcp_pool pcp_pool; /* caches of exited processes */
 	uint32_t zero_pfn;        /* the 4 KiB zero page */
 
 	/* the huge zero folio (mm/huge_memory.c) */
