@@ -178,9 +178,10 @@ int thps_machine_new(const struct thps_config *cfg, thps_machine **out)
 	int err;
 
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
+	m = aligned_alloc(CACHELINE_BYTES, ALIGN_UP(sizeof(*m), CACHELINE_BYTES));
 	if (!m)
 		return -ENOMEM;
+	memset(m, 0, sizeof(*m));
 	spin_lock_init(&m->knob_lock);
 	spin_lock_init(&m->stat_lock);
 	spin_lock_init(&m->proc_lock);

@@ -344,42 +344,56 @@ struct thps_proc {
 	struct thps_proc *next, *prev; /* machine's process list */
 };
 
+/*
+ * The machine is read by every fault (the frame arrays, the zero pages'
+ * frame numbers, the knobs) and written by some paths (locks, counters).
+ * Written groups start on their own cache line, so that a thread taking the
+ * zone lock or counting a huge zero page reference does not evict what
+ * every other thread's page walk reads; Linux gets the same from
+ * __read_mostly and ____cacheline_aligned_in_smp.  The machine is
+ * allocated cache-line aligned (thps_machine_new).
+ */
+#define CACHELINE_BYTES 64
+#define ____cacheline_aligned __attribute__((aligned(CACHELINE_BYTES)))
+
 struct thps_machine {
-	/* physical memory */
+	/* read mostly: physical memory, the zero pages, the knobs */
 	uint8_t *ram;             /* host bytes of every frame */
 	struct page *mem_map;     /* frame metadata */
 	uint64_t nr_frames;
 	uint64_t totalram_pages;  /* frames that are not reserved */
-	struct zone zone;
-	struct pcp_pool pcp_pool; /* caches of exited processes */
 	uint32_t zero_pfn;        /* the 4 KiB zero page */
+	uint32_t huge_zero_pfn;   /* the huge zero folio, NO_PFN while there is none;
+				     set and cleared under huge_zero_lock */
+	bool fail_counting;       /* armed by thps_fail_alloc() */
+	struct knobs knobs;
 
-	/* the huge zero folio (mm/huge_memory.c) */
-	spinlock_t huge_zero_lock;
+	struct zone zone ____cacheline_aligned;
+	struct pcp_pool pcp_pool ____cacheline_aligned; /* caches of exited processes */
+
+	/* the huge zero folio's reference count (mm/huge_memory.c) */
+	spinlock_t huge_zero_lock ____cacheline_aligned;
 	atomic_t huge_zero_refcount;
-	uint32_t huge_zero_pfn;   /* NO_PFN while there is none */
 
 	/* deferred split queue (mm/huge_memory.c) */
-	spinlock_t split_queue_lock;
+	spinlock_t split_queue_lock ____cacheline_aligned;
 	uint32_t split_queue_head, split_queue_tail; /* head pfns */
 	int64_t split_queue_len;
 
-	struct knobs knobs;
 	spinlock_t knob_lock;
 
 	/* counters: totals of exited processes and of work done outside any */
-	spinlock_t stat_lock;
+	spinlock_t stat_lock ____cacheline_aligned;
 	struct vm_counters stat;
 
 	/* processes */
-	spinlock_t proc_lock;
+	spinlock_t proc_lock ____cacheline_aligned;
 	struct thps_proc *procs;
 	int next_pid;
 	uint32_t next_mm_id;
 
 	/* allocation-failure injection */
-	spinlock_t fail_lock;
-	bool fail_counting;       /* armed by thps_fail_alloc() */
+	spinlock_t fail_lock ____cacheline_aligned;
 	struct fail_inject fail;
 
 	/* the last error message */
