@@ -22,7 +22,7 @@ int mm_init(struct thps_machine *m, struct mm_struct *mm)
 	memset(mm, 0, sizeof(*mm));
 	mm->m = m;
 	spin_lock_init(&mm->lock);
-	spin_lock_init(&mm->pcp.lock);
+	raw_spin_lock_init(&mm->pcp.lock);
 	mm->pcp.head = NO_PFN;
 	mm->deposit_head = NO_PFN;
 	mm->pgd = NO_PFN;
@@ -64,7 +64,6 @@ static void proc_release(struct thps_proc *p)
 		p->next->prev = p->prev;
 	vmstat_fold_mm(m, &p->mm);
 	spin_unlock(&m->proc_lock);
-	spin_lock_destroy(&p->mm.pcp.lock);
 	spin_lock_destroy(&p->mm.lock);
 	free(p);
 }

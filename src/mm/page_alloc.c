@@ -271,9 +271,9 @@ static void free_pcppages_bulk(struct thps_machine *m, struct per_cpu_pages *pcp
 
 void drain_pcp(struct thps_machine *m, struct mm_struct *mm)
 {
-	spin_lock(&mm->pcp.lock);
+	raw_spin_lock(&mm->pcp.lock);
 	free_pcppages_bulk(m, &mm->pcp, mm->pcp.count);
-	spin_unlock(&mm->pcp.lock);
+	raw_spin_unlock(&mm->pcp.lock);
 }
 
 /* ---- the caches of exited processes (struct pcp_pool) ---- */
@@ -285,7 +285,7 @@ void park_pcp(struct thps_machine *m, struct mm_struct *mm)
 	struct per_cpu_pages *pcp = &mm->pcp;
 	struct pcp_pool *pool = &m->pcp_pool;
 
-	spin_lock(&pcp->lock);
+	raw_spin_lock(&pcp->lock);
 	if (pcp->count) {
 		spin_lock(&pool->lock);
 		if (pool->nr < PCP_POOL_LISTS && pool->count + pcp->count <= PCP_POOL_HIGH) {
@@ -300,7 +300,7 @@ void park_pcp(struct thps_machine *m, struct mm_struct *mm)
 		if (pcp->count)
 			free_pcppages_bulk(m, pcp, pcp->count);
 	}
-	spin_unlock(&pcp->lock);
+	raw_spin_unlock(&pcp->lock);
 }
 
 /* Adopt the cache an exited process parked last.  pcp lock held, pcp empty. */
@@ -422,7 +422,7 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 	if (order == 0 && mm) {
 		struct per_cpu_pages *pcp = &mm->pcp;
 
-		spin_lock(&pcp->lock);
+		raw_spin_lock(&pcp->lock);
 		if (pcp->head == NO_PFN && !adopt_pcp(m, pcp)) {
 			spin_lock(&m->zone.lock);
 			for (int i = 0; i < PCP_BATCH; i++) {
@@ -436,7 +436,7 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 			spin_unlock(&m->zone.lock);
 		}
 		pfn = pcp->head == NO_PFN ? -1 : (int64_t)pcp_pop(m, pcp);
-		spin_unlock(&pcp->lock);
+		raw_spin_unlock(&pcp->lock);
 		return pfn;
 	}
 	spin_lock(&m->zone.lock);
@@ -494,11 +494,11 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 	if (order == 0 && mm) {
 		struct per_cpu_pages *pcp = &mm->pcp;
 
-		spin_lock(&pcp->lock);
+		raw_spin_lock(&pcp->lock);
 		pcp_push(m, pcp, (uint32_t)pfn);
 		if (pcp->count > PCP_HIGH)
 			free_pcppages_bulk(m, pcp, PCP_BATCH);
-		spin_unlock(&pcp->lock);
+		raw_spin_unlock(&pcp->lock);
 		return;
 	}
 	spin_lock(&m->zone.lock);

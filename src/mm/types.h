@@ -205,7 +205,7 @@ struct zone {
 
 /* Per-process cache of free order-0 frames (Linux keeps one per CPU). */
 struct per_cpu_pages {
-	spinlock_t lock;
+	raw_spinlock_t lock;
 	uint32_t head;
 	int count;
 };
