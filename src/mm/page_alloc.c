@@ -83,7 +83,7 @@ static void add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned orde
 	struct page *page = pfn_to_page(m, pfn);
 
 	page->order = (uint8_t)order;
-	SetPageBuddy(page);
+	__SetPageBuddy(page);
 	list_add_pfn(m, &m->zone.free_area[order].head, pfn);
 	m->zone.free_area[order].nr_free++;
 }
@@ -93,7 +93,7 @@ static void del_from_free_list(struct thps_machine *m, uint32_t pfn, unsigned or
 	struct page *page = pfn_to_page(m, pfn);
 
 	list_del_pfn(m, &m->zone.free_area[order].head, pfn);
-	ClearPageBuddy(page);
+	__ClearPageBuddy(page);
 	page->order = 0;
 	m->zone.free_area[order].nr_free--;
 }
@@ -110,7 +110,7 @@ static bool carve_wilderness(struct thps_machine *m)
 		order--;
 	m->zone.wilderness = pfn + (1UL << order);
 	for (uint64_t i = 0; i < (1UL << order); i++)
-		SetPageZeroed(pfn_to_page(m, pfn + i));
+		__SetPageZeroed(pfn_to_page(m, pfn + i));
 	add_to_free_list(m, (uint32_t)pfn, order);
 	return true;
 }
@@ -241,7 +241,7 @@ bool page_bytes_zero_raw(struct thps_machine *m, const struct page *page)
 /* ---- per-process caches ---- */
 static void pcp_push(struct thps_machine *m, struct per_cpu_pages *pcp, uint32_t pfn)
 {
-	SetPagePcp(pfn_to_page(m, pfn));
+	__SetPagePcp(pfn_to_page(m, pfn));
 	list_add_pfn(m, &pcp->head, pfn);
 	pcp->count++;
 }
@@ -251,7 +251,7 @@ static uint32_t pcp_pop(struct thps_machine *m, struct per_cpu_pages *pcp)
 	uint32_t pfn = pcp->head;
 
 	list_del_pfn(m, &pcp->head, pfn);
-	ClearPagePcp(pfn_to_page(m, pfn));
+	__ClearPagePcp(pfn_to_page(m, pfn));
 	pcp->count--;
 	return pfn;
 }
@@ -386,7 +386,7 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
-		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
+		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
 		p->order = 0;
 		p->index = 0;
 		p->lru.next = p->lru.prev = NO_PFN;
@@ -397,10 +397,10 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 	if ((gfp & __GFP_COMP) && order) {
 		struct folio *folio = (struct folio *)page;
 
-		SetPageHead(page);
+		__SetPageHead(page);
 		page->order = (uint8_t)order;
 		for (uint64_t i = 1; i < nr; i++) {
-			SetPageTail(page + i);
+			__SetPageTail(page + i);
 			page[i].compound_head = (uint32_t)pfn;
 		}
 		atomic_set(&folio->_entire_mapcount, 0);
@@ -412,7 +412,7 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		folio->_mm_ids_shared = 0;
 	}
 	if (gfp & __GFP_PGTABLE)
-		SetPageTable(page);
+		__SetPageTable(page);
 }
 
 static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned order)
@@ -486,7 +486,7 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
-		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
+		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
 		atomic_set(&p->_refcount, 0);
 		p->order = 0;
 		p->index = 0;

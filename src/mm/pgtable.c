@@ -28,7 +28,7 @@ void pte_free(struct mm_struct *mm, struct page *pgtable)
 {
 	VM_BUG_ON_EXPENSIVE(!page_bytes_zero(mm->m, pgtable));
 	/* a table is freed only once every entry is none: its bytes are zero */
-	SetPageZeroed(pgtable);
+	__SetPageZeroed(pgtable);
 	atomic_set(&pgtable->_refcount, 0);
 	free_pages(mm->m, mm, pgtable, 0);
 }
