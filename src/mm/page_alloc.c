@@ -108,7 +108,7 @@ static bool carve_wilderness(struct thps_machine *m)
 		return false;
 	while (order && (!IS_ALIGNED(pfn, 1UL << order) || pfn + (1UL << order) > m->nr_frames))
 		order--;
-	m->zone.wilderness = pfn + (1UL << order);
+	WRITE_ONCE(m->zone.wilderness, pfn + (1UL << order));
 	for (uint64_t i = 0; i < (1UL << order); i++)
 		__SetPageZeroed(pfn_to_page(m, pfn + i));
 	add_to_free_list(m, (uint32_t)pfn, order);
@@ -278,15 +278,57 @@ void drain_pcp(struct thps_machine *m, struct mm_struct *mm)
 
 /* ---- the caches of exited processes (struct pcp_pool) ---- */
 
-/* An exiting process's cache: parked for a new process when there is room,
- * else back to the buddy lists. */
+/*
+ * Parked frames stay where they are, free but unmerged, and a process that
+ * adopts them allocates its tables and pages there, so a cache is parked
+ * only when that cannot change which huge pages can be had:
+ *  - while the wilderness still holds a block of the largest order, since
+ *    a huge page is then carved from memory never handed out;
+ *  - and when its frames lie in at most PCP_PARK_MAX_BLOCKS pageblocks
+ *    (2 MiB), as frames handed out together by a refill do.  A cache that
+ *    filled up with frees from all over memory (a process that wrote a lot
+ *    of 4 KiB pages) goes back to the buddy lists, where it merges.
+ * Any other cache is drained as before, and so is the pool.
+ */
+#define PCP_PARK_MAX_BLOCKS 2
+
+static bool may_park(struct thps_machine *m)
+{
+	return READ_ONCE(m->zone.wilderness) + (1UL << MAX_PAGE_ORDER) <= m->nr_frames;
+}
+
+static bool pcp_compact(struct thps_machine *m, const struct per_cpu_pages *pcp)
+{
+	uint32_t block[PCP_PARK_MAX_BLOCKS];
+	int nr = 0;
+
+	for (uint32_t pfn = pcp->head; pfn != NO_PFN; pfn = pfn_to_page(m, pfn)->lru.next) {
+		uint32_t b = pfn >> HPAGE_PMD_ORDER;
+		int i;
+
+		for (i = 0; i < nr && block[i] != b; i++)
+			;
+		if (i == nr) {
+			if (nr == PCP_PARK_MAX_BLOCKS)
+				return false;
+			block[nr++] = b;
+		}
+	}
+	return true;
+}
+
+static bool drain_pcp_pool(struct thps_machine *m);
+
+/* An exiting process's cache: parked for a new process when it may be and
+ * there is room, else back to the buddy lists. */
 void park_pcp(struct thps_machine *m, struct mm_struct *mm)
 {
 	struct per_cpu_pages *pcp = &mm->pcp;
 	struct pcp_pool *pool = &m->pcp_pool;
+	bool parked = false;
 
 	raw_spin_lock(&pcp->lock);
-	if (pcp->count) {
+	if (pcp->count && may_park(m) && pcp_compact(m, pcp)) {
 		spin_lock(&pool->lock);
 		if (pool->nr < PCP_POOL_LISTS && pool->count + pcp->count <= PCP_POOL_HIGH) {
 			pool->list[pool->nr].head = pcp->head;
@@ -295,12 +337,15 @@ void park_pcp(struct thps_machine *m, struct mm_struct *mm)
 			pool->count += pcp->count;
 			pcp->head = NO_PFN;
 			WRITE_ONCE(pcp->count, 0);
+			parked = true;
 		}
 		spin_unlock(&pool->lock);
-		if (pcp->count)
-			free_pcppages_bulk(m, pcp, pcp->count);
 	}
+	if (pcp->count)
+		free_pcppages_bulk(m, pcp, pcp->count);
 	raw_spin_unlock(&pcp->lock);
+	if (!parked && !may_park(m))
+		drain_pcp_pool(m);
 }
 
 /* Adopt the cache an exited process parked last.  pcp lock held, pcp empty. */
@@ -309,7 +354,7 @@ static bool adopt_pcp(struct thps_machine *m, struct per_cpu_pages *pcp)
 	struct pcp_pool *pool = &m->pcp_pool;
 	bool got = false;
 
-	if (!READ_ONCE(pool->nr))
+	if (!READ_ONCE(pool->nr) || !may_park(m))
 		return false;
 	spin_lock(&pool->lock);
 	if (pool->nr) {

@@ -217,8 +217,9 @@ struct per_cpu_pages {
  * per-CPU lists outlive the tasks that fill them, so a task that exits and
  * the next one on that CPU pass frames on without the zone lock; here an
  * exiting process parks its cache and a new one adopts it when its own runs
- * dry.  Bounded (PCP_POOL_HIGH frames, PCP_POOL_LISTS lists); anything
- * beyond goes back to the buddy lists, as does everything when an
+ * dry.  Bounded (PCP_POOL_HIGH frames, PCP_POOL_LISTS lists), and only
+ * caches that cannot keep huge pages from forming are parked (park_pcp);
+ * anything else goes back to the buddy lists, as does everything when an
  * allocation finds the lists empty or reclaim drains the caches.
  */
 #define PCP_POOL_LISTS 16
