@@ -59,9 +59,14 @@ struct memory_figures {
 
 struct refcount_table {
 	int nthreads;
-	/* faults per second [lifetime][threads - 1], median of the repeats */
+	/* faults per second [lifetime][threads - 1], median of the repeats,
+	 * and the CPU share the threads got in that run */
 	double rate[BENCH_NR_LIFETIMES][MAX_THREADS];
+	double cpu_share[BENCH_NR_LIFETIMES][MAX_THREADS];
 };
+
+/* Below this CPU share the host was running something else as well. */
+#define BUSY_SHARE 0.9
 
 /* Faults per second of read-faulting "bytes" of a fresh region, repeated
  * until at least min_s seconds have passed. */
@@ -130,16 +135,20 @@ static int measure_memory(const struct bench_opts *o, struct memory_figures *f)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+struct sample {
+	double rate, cpu_share;
+};
+
+static int cmp_sample(const void *a, const void *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double x = ((const struct sample *)a)->rate, y = ((const struct sample *)b)->rate;
 
 	return (x > y) - (x < y);
 }
 
 static int run_refcount(const struct bench_opts *o, struct refcount_table *tab)
 {
-	static double runs[BENCH_NR_LIFETIMES][MAX_THREADS][MAX_REPEAT];
+	static struct sample runs[BENCH_NR_LIFETIMES][MAX_THREADS][MAX_REPEAT];
 
 	tab->nthreads = o->max_threads;
 	for (int r = 0; r < o->repeat; r++)
@@ -153,12 +162,13 @@ static int run_refcount(const struct bench_opts *o, struct refcount_table *tab)
 
 				if (err)
 					return err;
-				runs[l][t - 1][r] = res.faults_per_s;
+				runs[l][t - 1][r] = (struct sample){ res.faults_per_s, res.cpu_share };
 			}
 	for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
 		for (int t = 0; t < o->max_threads; t++) {
-			qsort(runs[l][t], (size_t)o->repeat, sizeof(double), cmp_double);
-			tab->rate[l][t] = runs[l][t][o->repeat / 2];
+			qsort(runs[l][t], (size_t)o->repeat, sizeof(runs[l][t][0]), cmp_sample);
+			tab->rate[l][t] = runs[l][t][o->repeat / 2].rate;
+			tab->cpu_share[l][t] = runs[l][t][o->repeat / 2].cpu_share;
 		}
 	return 0;
 }
@@ -195,6 +205,7 @@ static void print_json(const struct bench_opts *o, const struct fault_rates *fr,
 				    ratio(tab->rate[l][t - 1], tab->rate[persistent][t - 1]));
 			json_double(&j, "scaling_vs_1_thread",
 				    ratio(tab->rate[l][t - 1], tab->rate[l][0]));
+			json_double(&j, "cpu_share", tab->cpu_share[l][t - 1]);
 			json_end_object(&j);
 		}
 	json_end_array(&j);
@@ -220,6 +231,7 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 		       const struct refcount_table *tab, const struct memory_figures *mem)
 {
 	const int persistent = BENCH_NR_LIFETIMES - 1;
+	int busy = 0;
 
 	printf("model fault rates (one run on this machine):\n");
 	printf("  4 KiB read faults (zero page)       %12.0f /s\n", fr->read_4k);
@@ -234,13 +246,16 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	       o->procs, (unsigned long long)(o->region / MIB), o->repeat, o->seconds);
 	printf("  threads");
 	for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
-		printf("  %22s", bench_lifetimes[l]);
+		printf("  %21s", bench_lifetimes[l]);
 	printf("\n");
 	for (int t = 1; t <= tab->nthreads; t++) {
 		printf("  %7d", t);
-		for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
-			printf("  %13.0f (%5.3f)", tab->rate[l][t - 1],
+		for (int l = 0; l < BENCH_NR_LIFETIMES; l++) {
+			busy |= tab->cpu_share[l][t - 1] < BUSY_SHARE;
+			printf("  %12.0f%c (%5.3f)", tab->rate[l][t - 1],
+			       tab->cpu_share[l][t - 1] < BUSY_SHARE ? '*' : ' ',
 			       ratio(tab->rate[l][t - 1], tab->rate[persistent][t - 1]));
+		}
 		printf("\n");
 	}
 	if (tab->nthreads > 1) {
@@ -250,6 +265,9 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 			       ratio(tab->rate[l][tab->nthreads - 1], tab->rate[l][0]));
 		printf("  (%d host CPUs)\n", bench_nr_cpus());
 	}
+	if (busy)
+		printf("  * the threads got less than %.0f%% of a CPU each: the host was busy\n",
+		       BUSY_SHARE * 100);
 
 	printf("\nmemory: %llu GiB simulated, %.2f GiB written: host RSS %.3f GiB "
 	       "(%.3f GiB before); %zu bytes of metadata per 4 KiB frame\n",

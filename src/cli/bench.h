@@ -31,6 +31,8 @@ struct refcount_result {
 	uint64_t faults;     /* pgfault counted by the model */
 	uint64_t processes;  /* process lifetimes run */
 	double seconds;      /* wall time of the measurement */
+	double cpu_share;    /* CPU time the threads got / (threads x wall time):
+				below 1 when the host ran something else too */
 };
 
 /* The simulated RAM a run of these parameters uses. */

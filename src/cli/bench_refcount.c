@@ -64,9 +64,19 @@ struct worker {
 	struct start_gate *gate;
 	const int *stop;
 	uint64_t lifetimes; /* processes started */
+	double cpu_s;       /* CPU time the thread got while running */
 	int err;
 	char why[96];
 } __attribute__((aligned(64))); /* one cache line or more per worker */
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* A new process that maps its region and read-faults it, 2 MiB apart. */
 static int start_process(struct worker *w, thps_proc **out)
@@ -104,7 +114,10 @@ static void *worker_main(void *arg)
 	const int n = w->prm->procs;
 	thps_proc **live = calloc((size_t)n, sizeof(*live));
 
+	double cpu0;
+
 	gate_wait(w->gate);
+	cpu0 = thread_cpu_s();
 	if (!live) {
 		w->err = -ENOMEM;
 		snprintf(w->why, sizeof(w->why), "host memory");
@@ -118,6 +131,7 @@ static void *worker_main(void *arg)
 	for (int i = 0; i < n; i++)
 		thps_exit(live[i]);
 	free(live);
+	w->cpu_s = thread_cpu_s() - cpu0;
 	return NULL;
 }
 
@@ -198,6 +212,7 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 	}
 	for (int i = 0; i < nt; i++) {
 		res->processes += w[i].lifetimes;
+		res->cpu_share += w[i].cpu_s / (t1 - t0) / nt;
 		if (w[i].err && !err)
 			err = cli_error(w[i].err, "bench: %s, thread %d: %s", lifetime, i + 1,
 					w[i].why);
