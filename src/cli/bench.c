@@ -44,6 +44,7 @@ struct bench_opts {
 	double seconds;      /* length of each run */
 	int procs;           /* live processes per thread */
 	uint64_t region;     /* bytes each process read-faults */
+	uint64_t step;       /* ... one byte every step bytes */
 	uint64_t mem_ram;    /* memory figure: simulated RAM ... */
 	uint64_t mem_touch;  /* ... and bytes written */
 };
@@ -155,7 +156,7 @@ static int run_refcount(const struct bench_opts *o, struct refcount_table *tab)
 		for (int t = 1; t <= o->max_threads; t++)
 			for (int l = 0; l < BENCH_NR_LIFETIMES; l++) {
 				struct refcount_params prm = { .threads = t, .procs = o->procs,
-							       .region = o->region,
+							       .region = o->region, .step = o->step,
 							       .seconds = o->seconds };
 				struct refcount_result res;
 				int err = bench_refcount_run(bench_lifetimes[l], &prm, &res);
@@ -212,6 +213,7 @@ static void print_json(const struct bench_opts *o, const struct fault_rates *fr,
 	json_begin_object(&j, "refcount_setup");
 	json_int(&j, "processes_per_thread", o->procs);
 	json_uint(&j, "region_mib", o->region / MIB);
+	json_uint(&j, "step_kib", o->step >> 10);
 	json_double(&j, "seconds_per_run", o->seconds);
 	json_int(&j, "runs_per_figure", o->repeat);
 	json_int(&j, "host_cpus", bench_nr_cpus());
@@ -242,8 +244,9 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	       ratio(fr->read_4k, fr->native_4k));
 
 	printf("huge zero page read faults per second, %d live processes per thread, %llu MiB\n"
-	       "each, read every 2 MiB (median of %d runs of %.2f s; ratio to persistent):\n",
-	       o->procs, (unsigned long long)(o->region / MIB), o->repeat, o->seconds);
+	       "each, read every %llu KiB (median of %d runs of %.2f s; ratio to persistent):\n",
+	       o->procs, (unsigned long long)(o->region / MIB), (unsigned long long)(o->step >> 10),
+	       o->repeat, o->seconds);
 	printf("  threads");
 	for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
 		printf("  %21s", bench_lifetimes[l]);
@@ -294,7 +297,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		int err = 0;
 
 		if (strcmp(a, "--format") && strcmp(a, "--threads") && strcmp(a, "--seconds") &&
-		    strcmp(a, "--repeat") && strcmp(a, "--procs") && strcmp(a, "--size"))
+		    strcmp(a, "--repeat") && strcmp(a, "--procs") && strcmp(a, "--size") &&
+		    strcmp(a, "--step"))
 			return cli_usage("bench: unknown argument '%s'", a);
 		if (!v)
 			return cli_usage("bench: %s needs a value", a);
@@ -314,6 +318,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			o->seconds = strtod(v, &end);
 			if (errno || end == v || *end || !(o->seconds >= 0.01 && o->seconds <= 60))
 				err = cli_usage("bench: --seconds takes 0.01 to 60, not '%s'", v);
+		} else if (!strcmp(a, "--step")) {
+			if (cli_parse_size(v, &o->step) || o->step < THPS_PAGE_SIZE ||
+			    o->step > THPS_HPAGE_PMD_SIZE || (o->step & (o->step - 1)))
+				err = cli_usage("bench: --step takes a power of two from 4K to 2M, "
+						"not '%s'", v);
 		} else if (cli_parse_size(v, &o->region) || !o->region ||
 			   o->region % THPS_HPAGE_PMD_SIZE || o->region > 64 * GIB) {
 			err = cli_usage("bench: --size takes a multiple of 2M up to 64G, not '%s'", v);
@@ -338,7 +347,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o = { .max_threads = bench_nr_cpus(), .repeat = 5, .seconds = 0.3,
-				.procs = 4, .region = 256 * MIB, .mem_ram = 64 * GIB,
+				.procs = 4, .region = 256 * MIB, .step = THPS_HPAGE_PMD_SIZE, .mem_ram = 64 * GIB,
 				.mem_touch = 1 * GIB };
 	static struct refcount_table tab;
 	struct memory_figures mem;

@@ -23,6 +23,7 @@ struct refcount_params {
 	int threads;         /* one simulated process stream per host thread */
 	int procs;           /* live processes each thread keeps */
 	uint64_t region;     /* bytes each process maps and read-faults */
+	uint64_t step;       /* one byte read every step bytes (4 KiB..2 MiB) */
 	double seconds;      /* length of one measurement */
 };
 

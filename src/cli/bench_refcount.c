@@ -14,8 +14,9 @@
  * The workload: T host threads share one simulated machine with THP
  * enabled=always.  Each thread keeps P live simulated processes and cycles
  * through them: the oldest exits and a new one starts, maps its own region
- * and reads one byte every 2 MiB of it, so every access is a huge zero page
- * read fault.  Under "refcount" every fault gets the global counter and
+ * and reads one byte every 2 MiB of it (usemem -j 2M), so every access is a
+ * huge zero page read fault; a smaller step adds accesses that hit the
+ * mapping, which dilutes whatever the faults cost.  Under "refcount" every fault gets the global counter and
  * every zap puts it; under "per-mm" each process gets it once; under
  * "persistent" nobody touches it after the first fault.  The processes are
  * otherwise independent: each has its own lock, page tables and frame cache.
@@ -81,7 +82,7 @@ static double thread_cpu_s(void)
 /* A new process that maps its region and read-faults it, 2 MiB apart. */
 static int start_process(struct worker *w, thps_proc **out)
 {
-	struct thps_touch t = { .len = w->prm->region, .step = THPS_HPAGE_PMD_SIZE,
+	struct thps_touch t = { .len = w->prm->region, .step = w->prm->step,
 				.op = THPS_TOUCH_READ };
 	thps_proc *p;
 	int err;

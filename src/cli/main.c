@@ -33,7 +33,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "demo", cmd_demo, "[--size MiB] [--set KNOB=VALUE]... [--format text|json]   the cover letter's program under three THP settings" },
-	{ "bench", cmd_bench, "[--threads N] [--seconds S] [--repeat R] [--procs P] [--size SIZE] [--format text|json]   fault rates, the huge zero page refcount experiment, memory" },
+	{ "bench", cmd_bench, "[--threads N] [--seconds S] [--repeat R] [--procs P] [--size SIZE] [--step SIZE] [--format text|json]   fault rates, the huge zero page refcount experiment, memory" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
 };
 
