@@ -10,7 +10,8 @@
  *    the host's own kernel (bench_host.c) is the anchor: ratio_vs_native is
  *    the model's rate over the kernel's.
  *  - read_hzp: the same on a MADV_HUGEPAGE region: one fault per 2 MiB maps
- *    the huge zero page (rate in faults per second).
+ *    the huge zero page (rate in faults per second); also run natively, for
+ *    hzp_ratio_vs_native.
  *  - refcount: huge zero page faults from 1..N threads of independent
  *    processes under each lifetime of the huge zero page
  *    (bench_refcount.c), each lifetime's rate over the persistent one's.
@@ -50,7 +51,7 @@ struct bench_opts {
 };
 
 struct fault_rates {
-	double read_4k, read_hzp, native_4k, native_minflt;
+	double read_4k, read_hzp, native_4k, native_minflt, native_hzp, native_hzp_minflt;
 };
 
 struct memory_figures {
@@ -60,6 +61,9 @@ struct memory_figures {
 
 struct refcount_table {
 	int nthreads;
+	/* the kernel's huge zero page faults per second from 1..nthreads
+	 * processes at once */
+	double native[MAX_THREADS];
 	/* faults per second [lifetime][threads - 1], median of the repeats,
 	 * and the CPU share the threads got in that run */
 	double rate[BENCH_NR_LIFETIMES][MAX_THREADS];
@@ -165,6 +169,8 @@ static int run_refcount(const struct bench_opts *o, struct refcount_table *tab)
 					return err;
 				runs[l][t - 1][r] = (struct sample){ res.faults_per_s, res.cpu_share };
 			}
+	for (int t = 1; t <= o->max_threads; t++)
+		tab->native[t - 1] = bench_native_parallel_hzp(t, o->seconds);
 	for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
 		for (int t = 0; t < o->max_threads; t++) {
 			qsort(runs[l][t], (size_t)o->repeat, sizeof(runs[l][t][0]), cmp_sample);
@@ -193,6 +199,9 @@ static void print_json(const struct bench_opts *o, const struct fault_rates *fr,
 	json_double(&j, "native_read_4k_per_s", fr->native_4k);
 	json_double(&j, "native_minor_faults_per_read", fr->native_minflt);
 	json_double(&j, "ratio_vs_native", ratio(fr->read_4k, fr->native_4k));
+	json_double(&j, "native_read_hzp_per_s", fr->native_hzp);
+	json_double(&j, "native_minor_faults_per_hzp_read", fr->native_hzp_minflt);
+	json_double(&j, "hzp_ratio_vs_native", ratio(fr->read_hzp, fr->native_hzp));
 	json_end_object(&j);
 	json_begin_array(&j, "refcount");
 	for (int t = 1; t <= tab->nthreads; t++)
@@ -209,6 +218,15 @@ static void print_json(const struct bench_opts *o, const struct fault_rates *fr,
 			json_double(&j, "cpu_share", tab->cpu_share[l][t - 1]);
 			json_end_object(&j);
 		}
+	json_end_array(&j);
+	json_begin_array(&j, "native_hzp_parallel");
+	for (int t = 1; t <= tab->nthreads; t++) {
+		json_begin_object(&j, NULL);
+		json_int(&j, "processes", t);
+		json_double(&j, "faults_per_s", tab->native[t - 1]);
+		json_double(&j, "scaling_vs_1_process", ratio(tab->native[t - 1], tab->native[0]));
+		json_end_object(&j);
+	}
 	json_end_array(&j);
 	json_begin_object(&j, "refcount_setup");
 	json_int(&j, "processes_per_thread", o->procs);
@@ -240,8 +258,12 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	printf("  huge zero page read faults (2 MiB)  %12.0f /s\n", fr->read_hzp);
 	printf("  this kernel, 4 KiB read faults      %12.0f /s  (%.2f minor faults per read)\n",
 	       fr->native_4k, fr->native_minflt);
-	printf("  model / kernel                      %12.1f x\n\n",
+	printf("  model / kernel                      %12.1f x\n",
 	       ratio(fr->read_4k, fr->native_4k));
+	printf("  this kernel, huge zero page faults  %12.0f /s  (%.2f minor faults per read)\n",
+	       fr->native_hzp, fr->native_hzp_minflt);
+	printf("  model / kernel                      %12.1f x\n\n",
+	       ratio(fr->read_hzp, fr->native_hzp));
 
 	printf("huge zero page read faults per second, %d live processes per thread, %llu MiB\n"
 	       "each, read every %llu KiB (median of %d runs of %.2f s; ratio to persistent):\n",
@@ -268,6 +290,11 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 			       ratio(tab->rate[l][tab->nthreads - 1], tab->rate[l][0]));
 		printf("  (%d host CPUs)\n", bench_nr_cpus());
 	}
+	printf("  this kernel (its own lifetime), 1 process reading every 2 MiB per thread:\n  ");
+	for (int t = 1; t <= tab->nthreads; t++)
+		printf(" %d: %.0f/s (%.2fx)", t, tab->native[t - 1],
+		       ratio(tab->native[t - 1], tab->native[0]));
+	printf("\n");
 	if (busy)
 		printf("  * the threads got less than %.0f%% of a CPU each: the host was busy\n",
 		       BUSY_SHARE * 100);
@@ -363,7 +390,8 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	fr.read_4k = fault_rate(0, 64 * MIB, 1.0);
 	fr.read_hzp = fault_rate(1, 1 * GIB, 1.0);
-	fr.native_4k = bench_native_read_4k(64 * MIB, 1.0, &fr.native_minflt);
+	fr.native_4k = bench_native_read(64 * MIB, 0, 1.0, &fr.native_minflt);
+	fr.native_hzp = bench_native_read(1 * GIB, 1, 0.5, &fr.native_hzp_minflt);
 	if (!fr.read_4k || !fr.read_hzp)
 		return cli_error(0, "bench: the model's fault-rate runs failed"), 1;
 	if (!fr.native_4k)

@@ -47,11 +47,17 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 
 /* ---- bench_host.c ---- */
 
-/* The running kernel's 4 KiB read-fault rate: mmap "bytes" anonymous,
- * MADV_NOHUGEPAGE, read one byte every 4 KiB, munmap; repeated for at least
- * min_s seconds.  *minflt_per_page gets the kernel's own count of minor
- * faults per page read (about 1 when every read faulted).  0 on failure. */
-double bench_native_read_4k(uint64_t bytes, double min_s, double *minflt_per_page);
+/* The running kernel's read-fault rate: mmap "bytes" anonymous, read one
+ * byte every 4 KiB with THP off (MADV_NOHUGEPAGE), or every 2 MiB of a
+ * MADV_HUGEPAGE window when "hugepage", munmap; repeated for at least min_s
+ * seconds.  *minflt_per_read gets the kernel's own count of minor faults
+ * per read (about 1 when every read faulted).  0 on failure. */
+double bench_native_read(uint64_t bytes, int hugepage, double min_s, double *minflt_per_read);
+
+/* The same huge zero page loop in nproc processes at once (fork): their
+ * summed rate, 0 on failure.  The kernel's own lifetime (per-mm on Linux
+ * 4.9+) under the refcount experiment's load. */
+double bench_native_parallel_hzp(int nproc, double seconds);
 
 /* This process's resident memory (VmRSS) in bytes, 0 if unknown. */
 uint64_t bench_host_rss(void);
