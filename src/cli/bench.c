@@ -266,9 +266,10 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	       ratio(fr->read_hzp, fr->native_hzp));
 
 	printf("huge zero page read faults per second, %d live processes per thread, %llu MiB\n"
-	       "each, read every %llu KiB (median of %d runs of %.2f s; ratio to persistent):\n",
-	       o->procs, (unsigned long long)(o->region / MIB), (unsigned long long)(o->step >> 10),
-	       o->repeat, o->seconds);
+	       "each, read every %llu %s (median of %d runs of %.2f s; ratio to persistent):\n",
+	       o->procs, (unsigned long long)(o->region / MIB),
+	       (unsigned long long)(o->step >= MIB ? o->step / MIB : o->step >> 10),
+	       o->step >= MIB ? "MiB" : "KiB", o->repeat, o->seconds);
 	printf("  threads");
 	for (int l = 0; l < BENCH_NR_LIFETIMES; l++)
 		printf("  %21s", bench_lifetimes[l]);
