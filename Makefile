@@ -3,7 +3,7 @@
 #   make              library, header and the thpsim command (build/)
 #   make check        every test, then the ASan+UBSan build of the tests
 #   make demo         the cover letter's program under three THP settings
-#   make bench        fault rates of the model
+#   make bench        fault rates vs this kernel, the refcount experiment, memory
 #   make SAN=address,undefined check-unit   a sanitizer build of the tests
 #   make tsan         the threaded test under ThreadSanitizer
 #

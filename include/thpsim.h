@@ -165,6 +165,13 @@ void thps_meminfo(thps_machine *m, uint64_t out[THPS_NR_MEMINFO_ITEMS]);
 void thps_drop_caches(thps_machine *m);
 
 /*
+ * Host bytes of metadata the model keeps for each simulated 4 KiB frame
+ * (its struct page).  The frames' own bytes and the metadata are reserved
+ * for the whole simulated RAM but committed by the host only when touched.
+ */
+size_t thps_frame_metadata_bytes(void);
+
+/*
  * Whole-state consistency check: reference and map counts equal the
  * mappings, Rss equals a fresh walk, the huge zero page is never mapped
  * writable, the buddy lists are consistent.  Returns 0, or -EUCLEAN after

@@ -38,7 +38,7 @@ static const struct {
 	{ "run", cmd_run, "SCENARIO [--set KNOB=VALUE]... [--format text|json]   a scenario in the model" },
 	{ "kernel", cmd_kernel, "SCENARIO [--format text|json]   the same scenario on the running kernel" },
 	{ "validate", cmd_validate, "SCENARIO|DIR... [--format text|json]   both, side by side; exit 1 on a difference" },
-	{ "bench", cmd_bench, "[--format text|json]   fault rates of the model" },
+	{ "bench", cmd_bench, "[--threads N] [--seconds S] [--repeat R] [--procs P] [--size SIZE] [--step SIZE] [--format text|json]   fault rates, the huge zero page refcount experiment, memory, replay speed" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
 	{ "record", cmd_record, "-o TRACE [--buffer MiB] -- COMMAND [ARG]...   trace a real program's anonymous memory (root)" },
 	{ "replay", cmd_replay, "TRACE [--set KNOB=VALUE]... [--format text|json|csv]   a recorded program under a THP policy" },

@@ -14,8 +14,8 @@
  *    what the chosen lifetime says; the zero pages are only mapped special;
  *  - no entry lies outside a VMA, no writable entry outside a writable VMA,
  *    and a writable anonymous entry is exclusive (PageAnonExclusive);
- *  - every frame is free (on a buddy list, in a process cache, or never
- *    used) or reachable (a table, a mapped page, the huge zero page), the
+ *  - every frame is free (on a buddy list, in a process cache or a parked
+ *    one, or never used) or reachable (a table, a mapped page, the huge zero page), the
  *    buddy lists are consistent and the free count adds up;
  *  - nr_anon_pages, nr_anon_transparent_hugepages, nr_page_table_pages and
  *    the deferred-split queue agree with all that.
@@ -477,8 +477,17 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 	{
 		uint64_t cached = 0;
 
+		int64_t parked = 0;
+
 		for (struct thps_proc *p = m->procs; p; p = p->next)
 			cached += (uint64_t)p->mm.pcp.count;
+		for (int i = 0; i < m->pcp_pool.nr; i++)
+			parked += m->pcp_pool.list[i].count;
+		if (parked != m->pcp_pool.count || m->pcp_pool.nr > PCP_POOL_LISTS ||
+		    parked > PCP_POOL_HIGH)
+			return fail(c, "parked caches: %d lists of %lld frames, count %lld",
+				    m->pcp_pool.nr, (long long)parked, (long long)m->pcp_pool.count);
+		cached += (uint64_t)parked;
 		if (cached != pcp)
 			return fail(c, "%llu frames in process caches but counts say %llu",
 				    (unsigned long long)pcp, (unsigned long long)cached);
@@ -570,6 +579,7 @@ int thps_check(thps_machine *m)
 	spin_lock(&m->proc_lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next)
 		spin_lock(&p->mm.lock);
+	spin_lock(&m->pcp_pool.lock);
 	spin_lock(&m->zone.lock);
 	spin_lock(&m->split_queue_lock);
 	c.nframes = m->zone.wilderness;
@@ -593,6 +603,7 @@ int thps_check(thps_machine *m)
 out:
 	spin_unlock(&m->split_queue_lock);
 	spin_unlock(&m->zone.lock);
+	spin_unlock(&m->pcp_pool.lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next)
 		spin_unlock(&p->mm.lock);
 	spin_unlock(&m->proc_lock);

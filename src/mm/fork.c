@@ -12,8 +12,8 @@
  *
  * exit tears the address space down (exit_mmap), then drops the process's
  * huge zero page reference when it holds one (the per-mm lifetime), frees
- * the top-level table, gives its cached frames back and folds its counters
- * into the machine's.
+ * the top-level table, parks its cached frames for the next process
+ * (page_alloc.c) and folds its counters into the machine's.
  */
 #include "internal.h"
 
@@ -22,7 +22,7 @@ int mm_init(struct thps_machine *m, struct mm_struct *mm)
 	memset(mm, 0, sizeof(*mm));
 	mm->m = m;
 	spin_lock_init(&mm->lock);
-	spin_lock_init(&mm->pcp.lock);
+	raw_spin_lock_init(&mm->pcp.lock);
 	mm->pcp.head = NO_PFN;
 	mm->deposit_head = NO_PFN;
 	mm->pgd = NO_PFN;
@@ -54,6 +54,7 @@ static void proc_release(struct thps_proc *p)
 {
 	struct thps_machine *m = p->m;
 
+	park_pcp(m, &p->mm);
 	spin_lock(&m->proc_lock);
 	if (p->prev)
 		p->prev->next = p->next;
@@ -61,10 +62,8 @@ static void proc_release(struct thps_proc *p)
 		m->procs = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
-	drain_pcp(m, &p->mm);
 	vmstat_fold_mm(m, &p->mm);
 	spin_unlock(&m->proc_lock);
-	spin_lock_destroy(&p->mm.pcp.lock);
 	spin_lock_destroy(&p->mm.lock);
 	free(p);
 }
@@ -179,9 +178,10 @@ int thps_machine_new(const struct thps_config *cfg, thps_machine **out)
 	int err;
 
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
+	m = aligned_alloc(CACHELINE_BYTES, ALIGN_UP(sizeof(*m), CACHELINE_BYTES));
 	if (!m)
 		return -ENOMEM;
+	memset(m, 0, sizeof(*m));
 	spin_lock_init(&m->knob_lock);
 	spin_lock_init(&m->stat_lock);
 	spin_lock_init(&m->proc_lock);

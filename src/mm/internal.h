@@ -74,10 +74,30 @@ static inline void clear_bit_flags(struct page *p, int nr)
 {
 	__atomic_fetch_and(&p->flags, ~(1U << nr), __ATOMIC_RELAXED);
 }
+/*
+ * The non-atomic forms (Linux's __SetPageFoo) are for frames nobody else can
+ * reach: free frames under the allocator's locks, a frame being allocated or
+ * freed.  A relaxed load and store instead of a locked read-modify-write;
+ * concurrent readers still see a whole value.
+ */
+static inline void set_flags_nonatomic(struct page *p, uint32_t flags)
+{
+	__atomic_store_n(&p->flags, flags, __ATOMIC_RELAXED);
+}
+static inline void __set_bit_flags(struct page *p, int nr)
+{
+	set_flags_nonatomic(p, __atomic_load_n(&p->flags, __ATOMIC_RELAXED) | (1U << nr));
+}
+static inline void __clear_bit_flags(struct page *p, int nr)
+{
+	set_flags_nonatomic(p, __atomic_load_n(&p->flags, __ATOMIC_RELAXED) & ~(1U << nr));
+}
 #define PAGEFLAG(Name, bit)                                                                 \
 	static inline bool Page##Name(const struct page *p) { return test_bit_flags(p, bit); } \
 	static inline void SetPage##Name(struct page *p) { set_bit_flags(p, bit); }          \
-	static inline void ClearPage##Name(struct page *p) { clear_bit_flags(p, bit); }
+	static inline void ClearPage##Name(struct page *p) { clear_bit_flags(p, bit); }      \
+	static inline void __SetPage##Name(struct page *p) { __set_bit_flags(p, bit); }      \
+	static inline void __ClearPage##Name(struct page *p) { __clear_bit_flags(p, bit); }
 PAGEFLAG(Buddy, PG_buddy)
 PAGEFLAG(Pcp, PG_pcp)
 PAGEFLAG(Reserved, PG_reserved)
@@ -184,6 +204,8 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio);
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs);
 void drain_pcp(struct thps_machine *m, struct mm_struct *mm);
+/* An exiting process's cache goes to the pool of parked caches. */
+void park_pcp(struct thps_machine *m, struct mm_struct *mm);
 void drain_all_pages(struct thps_machine *m);
 uint64_t nr_free_pages(struct thps_machine *m);
 /* Turn a free-standing compound page into independent order-0 pages. */

@@ -294,20 +294,30 @@ int thps_munmap(thps_proc *p, uint64_t addr, uint64_t len)
 	return err;
 }
 
+/*
+ * exit_mmap: zap every VMA, then free the tables as free_pgtables does, one
+ * VMA at a time up to the next one, so the walk visits the entries under
+ * the VMAs rather than the whole address space.  munmap frees the tables
+ * of the gaps it leaves, so nothing should lie outside every VMA; if
+ * something does (VmPTE is not zero), a sweep of everything frees it.
+ */
 void exit_mmap(struct mm_struct *mm)
 {
-	struct vm_area_struct *vma = mm->mmap;
+	struct vm_area_struct *vma;
 
-	while (vma) {
-		struct vm_area_struct *next = vma->vm_next;
-
+	for (vma = mm->mmap; vma; vma = vma->vm_next)
 		zap_page_range_vma(vma, vma->vm_start, vma->vm_end, false);
+	if (mm->pgd != NO_PFN) { /* else a fork that failed before its first table */
+		for (vma = mm->mmap; vma; vma = vma->vm_next)
+			free_pgd_range(mm, vma->vm_start, vma->vm_end, 0,
+				       vma->vm_next ? vma->vm_next->vm_start : 0);
+		if (mm->pgtables_bytes)
+			free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
+	}
+	while ((vma = mm->mmap)) {
 		vma_unlink(mm, vma);
 		vm_area_free(vma);
-		vma = next;
 	}
-	if (mm->pgd != NO_PFN) /* a fork that failed before its first table */
-		free_pgd_range(mm, 0, TASK_SIZE + PAGE_SIZE, 0, 0);
 }
 
 /* ---- the stack ---- */

@@ -15,6 +15,9 @@
  *
  * Each process caches order-0 frames (Linux does it per CPU) so that
  * independent processes on different threads rarely meet on the zone lock.
+ * An exiting process parks its cache and a new process adopts it
+ * (struct pcp_pool), as a CPU's lists pass from one task to the next, so
+ * processes that come and go do not take the zone lock either.
  * A failed allocation drains those caches and runs the shrinkers before it
  * gives up, as direct reclaim does; injected failures are final.
  *
@@ -80,7 +83,7 @@ static void add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned orde
 	struct page *page = pfn_to_page(m, pfn);
 
 	page->order = (uint8_t)order;
-	SetPageBuddy(page);
+	__SetPageBuddy(page);
 	list_add_pfn(m, &m->zone.free_area[order].head, pfn);
 	m->zone.free_area[order].nr_free++;
 }
@@ -90,7 +93,7 @@ static void del_from_free_list(struct thps_machine *m, uint32_t pfn, unsigned or
 	struct page *page = pfn_to_page(m, pfn);
 
 	list_del_pfn(m, &m->zone.free_area[order].head, pfn);
-	ClearPageBuddy(page);
+	__ClearPageBuddy(page);
 	page->order = 0;
 	m->zone.free_area[order].nr_free--;
 }
@@ -105,9 +108,9 @@ static bool carve_wilderness(struct thps_machine *m)
 		return false;
 	while (order && (!IS_ALIGNED(pfn, 1UL << order) || pfn + (1UL << order) > m->nr_frames))
 		order--;
-	m->zone.wilderness = pfn + (1UL << order);
+	WRITE_ONCE(m->zone.wilderness, pfn + (1UL << order));
 	for (uint64_t i = 0; i < (1UL << order); i++)
-		SetPageZeroed(pfn_to_page(m, pfn + i));
+		__SetPageZeroed(pfn_to_page(m, pfn + i));
 	add_to_free_list(m, (uint32_t)pfn, order);
 	return true;
 }
@@ -242,7 +245,7 @@ bool page_bytes_zero_raw(struct thps_machine *m, const struct page *page)
 /* ---- per-process caches ---- */
 static void pcp_push(struct thps_machine *m, struct per_cpu_pages *pcp, uint32_t pfn)
 {
-	SetPagePcp(pfn_to_page(m, pfn));
+	__SetPagePcp(pfn_to_page(m, pfn));
 	list_add_pfn(m, &pcp->head, pfn);
 	pcp->count++;
 }
@@ -252,7 +255,7 @@ static uint32_t pcp_pop(struct thps_machine *m, struct per_cpu_pages *pcp)
 	uint32_t pfn = pcp->head;
 
 	list_del_pfn(m, &pcp->head, pfn);
-	ClearPagePcp(pfn_to_page(m, pfn));
+	__ClearPagePcp(pfn_to_page(m, pfn));
 	pcp->count--;
 	return pfn;
 }
@@ -272,9 +275,128 @@ static void free_pcppages_bulk(struct thps_machine *m, struct per_cpu_pages *pcp
 
 void drain_pcp(struct thps_machine *m, struct mm_struct *mm)
 {
-	spin_lock(&mm->pcp.lock);
+	raw_spin_lock(&mm->pcp.lock);
 	free_pcppages_bulk(m, &mm->pcp, mm->pcp.count);
-	spin_unlock(&mm->pcp.lock);
+	raw_spin_unlock(&mm->pcp.lock);
+}
+
+/* ---- the caches of exited processes (struct pcp_pool) ---- */
+
+/*
+ * Parked frames stay where they are, free but unmerged, and a process that
+ * adopts them allocates its tables and pages there, so a cache is parked
+ * only when that cannot change which huge pages can be had:
+ *  - while the wilderness still holds a block of the largest order, since
+ *    a huge page is then carved from memory never handed out;
+ *  - and when its frames lie in at most PCP_PARK_MAX_BLOCKS pageblocks
+ *    (2 MiB), as frames handed out together by a refill do.  A cache that
+ *    filled up with frees from all over memory (a process that wrote a lot
+ *    of 4 KiB pages) goes back to the buddy lists, where it merges.
+ * Any other cache is drained as before, and so is the pool.
+ */
+#define PCP_PARK_MAX_BLOCKS 2
+
+static bool may_park(struct thps_machine *m)
+{
+	return READ_ONCE(m->zone.wilderness) + (1UL << MAX_PAGE_ORDER) <= m->nr_frames;
+}
+
+static bool pcp_compact(struct thps_machine *m, const struct per_cpu_pages *pcp)
+{
+	uint32_t block[PCP_PARK_MAX_BLOCKS];
+	int nr = 0;
+
+	for (uint32_t pfn = pcp->head; pfn != NO_PFN; pfn = pfn_to_page(m, pfn)->lru.next) {
+		uint32_t b = pfn >> HPAGE_PMD_ORDER;
+		int i;
+
+		for (i = 0; i < nr && block[i] != b; i++)
+			;
+		if (i == nr) {
+			if (nr == PCP_PARK_MAX_BLOCKS)
+				return false;
+			block[nr++] = b;
+		}
+	}
+	return true;
+}
+
+static bool drain_pcp_pool(struct thps_machine *m);
+
+/* An exiting process's cache: parked for a new process when it may be and
+ * there is room, else back to the buddy lists. */
+void park_pcp(struct thps_machine *m, struct mm_struct *mm)
+{
+	struct per_cpu_pages *pcp = &mm->pcp;
+	struct pcp_pool *pool = &m->pcp_pool;
+	bool parked = false;
+
+	raw_spin_lock(&pcp->lock);
+	if (pcp->count && may_park(m) && pcp_compact(m, pcp)) {
+		spin_lock(&pool->lock);
+		if (pool->nr < PCP_POOL_LISTS && pool->count + pcp->count <= PCP_POOL_HIGH) {
+			pool->list[pool->nr].head = pcp->head;
+			pool->list[pool->nr].count = pcp->count;
+			WRITE_ONCE(pool->nr, pool->nr + 1);
+			pool->count += pcp->count;
+			pcp->head = NO_PFN;
+			WRITE_ONCE(pcp->count, 0);
+			parked = true;
+		}
+		spin_unlock(&pool->lock);
+	}
+	if (pcp->count)
+		free_pcppages_bulk(m, pcp, pcp->count);
+	raw_spin_unlock(&pcp->lock);
+	if (!parked && !may_park(m))
+		drain_pcp_pool(m);
+}
+
+/* Adopt the cache an exited process parked last.  pcp lock held, pcp empty. */
+static bool adopt_pcp(struct thps_machine *m, struct per_cpu_pages *pcp)
+{
+	struct pcp_pool *pool = &m->pcp_pool;
+	bool got = false;
+
+	if (!READ_ONCE(pool->nr) || !may_park(m))
+		return false;
+	spin_lock(&pool->lock);
+	if (pool->nr) {
+		WRITE_ONCE(pool->nr, pool->nr - 1);
+		pcp->head = pool->list[pool->nr].head;
+		WRITE_ONCE(pcp->count, pool->list[pool->nr].count);
+		pool->count -= pcp->count;
+		got = true;
+	}
+	spin_unlock(&pool->lock);
+	return got;
+}
+
+/* Every parked cache back to the buddy lists; true if there was one. */
+static bool drain_pcp_pool(struct thps_machine *m)
+{
+	struct pcp_pool *pool = &m->pcp_pool;
+	bool any = false;
+
+	if (!READ_ONCE(pool->nr))
+		return false;
+	spin_lock(&pool->lock);
+	spin_lock(&m->zone.lock);
+	while (pool->nr) {
+		struct per_cpu_pages list = { .head = pool->list[pool->nr - 1].head,
+					      .count = pool->list[pool->nr - 1].count };
+
+		WRITE_ONCE(pool->nr, pool->nr - 1);
+		pool->count -= list.count;
+		while (list.head != NO_PFN) {
+			__free_one_page(m, pcp_pop(m, &list), 0);
+			m->zone.nr_free_pages++;
+		}
+		any = true;
+	}
+	spin_unlock(&m->zone.lock);
+	spin_unlock(&pool->lock);
+	return any;
 }
 
 void drain_all_pages(struct thps_machine *m)
@@ -283,14 +405,18 @@ void drain_all_pages(struct thps_machine *m)
 	for (struct thps_proc *p = m->procs; p; p = p->next)
 		drain_pcp(m, &p->mm);
 	spin_unlock(&m->proc_lock);
+	drain_pcp_pool(m);
 }
 
 uint64_t nr_free_pages(struct thps_machine *m)
 {
 	uint64_t n;
 
+	spin_lock(&m->pcp_pool.lock);
+	n = (uint64_t)m->pcp_pool.count;
+	spin_unlock(&m->pcp_pool.lock);
 	spin_lock(&m->zone.lock);
-	n = m->zone.nr_free_pages;
+	n += m->zone.nr_free_pages;
 	spin_unlock(&m->zone.lock);
 	spin_lock(&m->proc_lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next)
@@ -309,7 +435,7 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
-		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
+		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
 		p->order = 0;
 		p->index = 0;
 		p->lru.next = p->lru.prev = NO_PFN;
@@ -320,10 +446,10 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 	if ((gfp & __GFP_COMP) && order) {
 		struct folio *folio = (struct folio *)page;
 
-		SetPageHead(page);
+		__SetPageHead(page);
 		page->order = (uint8_t)order;
 		for (uint64_t i = 1; i < nr; i++) {
-			SetPageTail(page + i);
+			__SetPageTail(page + i);
 			page[i].compound_head = (uint32_t)pfn;
 		}
 		atomic_set(&folio->_entire_mapcount, 0);
@@ -335,7 +461,7 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		folio->_mm_ids_shared = 0;
 	}
 	if (gfp & __GFP_PGTABLE)
-		SetPageTable(page);
+		__SetPageTable(page);
 }
 
 static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned order)
@@ -345,8 +471,8 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 	if (order == 0 && mm) {
 		struct per_cpu_pages *pcp = &mm->pcp;
 
-		spin_lock(&pcp->lock);
-		if (pcp->head == NO_PFN) {
+		raw_spin_lock(&pcp->lock);
+		if (pcp->head == NO_PFN && !adopt_pcp(m, pcp)) {
 			spin_lock(&m->zone.lock);
 			for (int i = 0; i < PCP_BATCH; i++) {
 				int64_t f = __rmqueue(m, 0);
@@ -359,7 +485,7 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 			spin_unlock(&m->zone.lock);
 		}
 		pfn = pcp->head == NO_PFN ? -1 : (int64_t)pcp_pop(m, pcp);
-		spin_unlock(&pcp->lock);
+		raw_spin_unlock(&pcp->lock);
 		return pfn;
 	}
 	spin_lock(&m->zone.lock);
@@ -378,6 +504,10 @@ struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp
 	if (should_fail_alloc(m, gfp))
 		return NULL;
 	pfn = rmqueue(m, mm, order);
+	/* parked caches are free memory the lists lack: take them back
+	 * before anything fails, as if their processes had drained them */
+	if (pfn < 0 && drain_pcp_pool(m))
+		pfn = rmqueue(m, mm, order);
 	if (pfn < 0 && (gfp & __GFP_RECLAIM)) {
 		/* direct reclaim: caches back to the lists, shrinkers, retry */
 		drain_all_pages(m);
@@ -405,7 +535,7 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 		struct page *p = page + i;
 
 		VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
-		__atomic_and_fetch(&p->flags, 1U << PG_zeroed, __ATOMIC_RELAXED);
+		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
 		atomic_set(&p->_refcount, 0);
 		p->order = 0;
 		p->index = 0;
@@ -413,11 +543,11 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 	if (order == 0 && mm) {
 		struct per_cpu_pages *pcp = &mm->pcp;
 
-		spin_lock(&pcp->lock);
+		raw_spin_lock(&pcp->lock);
 		pcp_push(m, pcp, (uint32_t)pfn);
 		if (pcp->count > PCP_HIGH)
 			free_pcppages_bulk(m, pcp, PCP_BATCH);
-		spin_unlock(&pcp->lock);
+		raw_spin_unlock(&pcp->lock);
 		return;
 	}
 	spin_lock(&m->zone.lock);
@@ -443,6 +573,11 @@ void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio
 	folio_put_refs(m, mm, folio, 1);
 }
 
+size_t thps_frame_metadata_bytes(void)
+{
+	return sizeof(struct page);
+}
+
 /* ---- setup ---- */
 int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 {
@@ -456,6 +591,7 @@ int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 		return -ENOMEM;
 	}
 	spin_lock_init(&m->zone.lock);
+	spin_lock_init(&m->pcp_pool.lock);
 	for (int o = 0; o < NR_PAGE_ORDERS; o++) {
 		m->zone.free_area[o].head = NO_PFN;
 		m->zone.free_area[o].nr_free = 0;
@@ -488,4 +624,5 @@ void page_alloc_exit(struct thps_machine *m)
 	m->ram = NULL;
 	m->mem_map = NULL;
 	spin_lock_destroy(&m->zone.lock);
+	spin_lock_destroy(&m->pcp_pool.lock);
 }

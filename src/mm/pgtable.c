@@ -28,7 +28,7 @@ void pte_free(struct mm_struct *mm, struct page *pgtable)
 {
 	VM_BUG_ON_EXPENSIVE(!page_bytes_zero(mm->m, pgtable));
 	/* a table is freed only once every entry is none: its bytes are zero */
-	SetPageZeroed(pgtable);
+	__SetPageZeroed(pgtable);
 	atomic_set(&pgtable->_refcount, 0);
 	free_pages(mm->m, mm, pgtable, 0);
 }
@@ -120,13 +120,20 @@ struct page *pgtable_trans_huge_withdraw(struct mm_struct *mm)
 	return pgtable;
 }
 
+/* Every entry none?  A cache line at a time: the OR of its eight entries
+ * is one test, and the compiler vectorizes it. */
 static bool table_empty(const struct thps_machine *m, uint64_t pfn)
 {
 	const uint64_t *e = pfn_address(m, pfn);
 
-	for (int i = 0; i < 512; i++)
-		if (e[i])
+	for (int i = 0; i < PTRS_PER_PTE; i += 8) {
+		uint64_t any = 0;
+
+		for (int j = 0; j < 8; j++)
+			any |= e[i + j];
+		if (any)
 			return false;
+	}
 	return true;
 }
 

@@ -207,12 +207,34 @@ struct zone {
 
 /* Per-process cache of free order-0 frames (Linux keeps one per CPU). */
 struct per_cpu_pages {
-	spinlock_t lock;
+	raw_spinlock_t lock;
 	uint32_t head;
 	int count;
 };
 #define PCP_BATCH 63
 #define PCP_HIGH 256
+
+/*
+ * model: the caches of exited processes, kept for new ones.  Linux's
+ * per-CPU lists outlive the tasks that fill them, so a task that exits and
+ * the next one on that CPU pass frames on without the zone lock; here an
+ * exiting process parks its cache and a new one adopts it when its own runs
+ * dry.  Bounded (PCP_POOL_HIGH frames, PCP_POOL_LISTS lists), and only
+ * caches that cannot keep huge pages from forming are parked (park_pcp);
+ * anything else goes back to the buddy lists, as does everything when an
+ * allocation finds the lists empty or reclaim drains the caches.
+ */
+#define PCP_POOL_LISTS 16
+#define PCP_POOL_HIGH (4 * PCP_HIGH)
+struct pcp_pool {
+	spinlock_t lock;
+	int nr;        /* parked lists */
+	int64_t count; /* frames on them */
+	struct {
+		uint32_t head;
+		int count;
+	} list[PCP_POOL_LISTS];
+};
 
 /* ---- counters ---- */
 /*
@@ -326,41 +348,56 @@ struct thps_proc {
 	struct thps_proc *next, *prev; /* machine's process list */
 };
 
+/*
+ * The machine is read by every fault (the frame arrays, the zero pages'
+ * frame numbers, the knobs) and written by some paths (locks, counters).
+ * Written groups start on their own cache line, so that a thread taking the
+ * zone lock or counting a huge zero page reference does not evict what
+ * every other thread's page walk reads; Linux gets the same from
+ * __read_mostly and ____cacheline_aligned_in_smp.  The machine is
+ * allocated cache-line aligned (thps_machine_new).
+ */
+#define CACHELINE_BYTES 64
+#define ____cacheline_aligned __attribute__((aligned(CACHELINE_BYTES)))
+
 struct thps_machine {
-	/* physical memory */
+	/* read mostly: physical memory, the zero pages, the knobs */
 	uint8_t *ram;             /* host bytes of every frame */
 	struct page *mem_map;     /* frame metadata */
 	uint64_t nr_frames;
 	uint64_t totalram_pages;  /* frames that are not reserved */
-	struct zone zone;
 	uint32_t zero_pfn;        /* the 4 KiB zero page */
+	uint32_t huge_zero_pfn;   /* the huge zero folio, NO_PFN while there is none;
+				     set and cleared under huge_zero_lock */
+	bool fail_counting;       /* armed by thps_fail_alloc() */
+	struct knobs knobs;
 
-	/* the huge zero folio (mm/huge_memory.c) */
-	spinlock_t huge_zero_lock;
+	struct zone zone ____cacheline_aligned;
+	struct pcp_pool pcp_pool ____cacheline_aligned; /* caches of exited processes */
+
+	/* the huge zero folio's reference count (mm/huge_memory.c) */
+	spinlock_t huge_zero_lock ____cacheline_aligned;
 	atomic_t huge_zero_refcount;
-	uint32_t huge_zero_pfn;   /* NO_PFN while there is none */
 
 	/* deferred split queue (mm/huge_memory.c) */
-	spinlock_t split_queue_lock;
+	spinlock_t split_queue_lock ____cacheline_aligned;
 	uint32_t split_queue_head, split_queue_tail; /* head pfns */
 	int64_t split_queue_len;
 
-	struct knobs knobs;
 	spinlock_t knob_lock;
 
 	/* counters: totals of exited processes and of work done outside any */
-	spinlock_t stat_lock;
+	spinlock_t stat_lock ____cacheline_aligned;
 	struct vm_counters stat;
 
 	/* processes */
-	spinlock_t proc_lock;
+	spinlock_t proc_lock ____cacheline_aligned;
 	struct thps_proc *procs;
 	int next_pid;
 	uint32_t next_mm_id;
 
 	/* allocation-failure injection */
-	spinlock_t fail_lock;
-	bool fail_counting;       /* armed by thps_fail_alloc() */
+	spinlock_t fail_lock ____cacheline_aligned;
 	struct fail_inject fail;
 
 	/* the last error message */

@@ -287,6 +287,36 @@ TEST(core_fragmented_memory_falls_back_to_4k)
 	ASSERT_EQ(memfree(), memtotal());
 }
 
+/*
+ * Frames a process leaves behind when it exits are free memory: whatever its
+ * frame cache held goes back where it merges into 2 MiB blocks, so a later
+ * process can have a THP in every block not holding the zero page (frame 0),
+ * even without reclaim (defrag=never).  A process that wrote 20 MiB of
+ * 4 KiB pages has a cache of frames from all over memory at exit; parking
+ * it for the next process (page_alloc.c) must not keep blocks apart.
+ */
+TEST(core_exit_leaves_no_fragments)
+{
+	thps_proc *p, *q;
+	uint64_t a, b;
+
+	tmachine(32, "transparent_hugepage/enabled=always", "transparent_hugepage/defrag=never",
+		 NULL);
+	p = tproc();
+	a = tmmap(p, 0, MB(20), RW, ANON);
+	tmadvise(p, a, MB(20), THPS_MADV_NOHUGEPAGE);
+	twrite(p, a, MB(20), PAGE, 1);
+	texit(p);
+	ASSERT_EQ(memfree(), memtotal());
+	q = tproc();
+	b = tmmap_aligned(q, MB(30));
+	vm_mark();
+	twrite(q, b, MB(30), HPAGE, 2);
+	ASSERT_EQ(vm_delta(THPS_VM_thp_fault_alloc), 15);
+	ASSERT_EQ(vm_delta(THPS_VM_thp_fault_fallback), 0);
+	texit(q);
+}
+
 /* Adjacent anonymous mappings merge, and so a 2 MiB window across them
  * becomes THP-eligible; mprotect splits and re-merges. */
 TEST(core_vma_merge_and_split)
