@@ -116,11 +116,12 @@ void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma, ui
 	struct page *head = (struct page *)folio;
 
 	VM_BUG_ON_VMA(!vma->anon_vma, vma);
-	SetPageAnon(head);
+	/* a new folio: nobody else can see it yet, so plain stores do */
+	__SetPageAnon(head);
 	folio->index = vma->vm_pgoff + ((addr - vma->vm_start) >> PAGE_SHIFT);
 	if (!folio_test_large(folio)) {
 		atomic_set(&folio->_mapcount, 1);
-		SetPageAnonExclusive(head);
+		__SetPageAnonExclusive(head);
 		folio_mod_stat(folio, vma, 1, 0);
 		return;
 	}
@@ -128,7 +129,7 @@ void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma, ui
 	atomic_set(&folio->_entire_mapcount, 1);
 	atomic_set(&folio->_nr_pages_mapped, ENTIRELY_MAPPED);
 	folio_add_large_mapcount(folio, 1, vma);
-	SetPageAnonExclusive(head);
+	__SetPageAnonExclusive(head);
 	folio_mod_stat(folio, vma, (int)folio_nr_pages(folio), 1);
 }
 
