@@ -39,3 +39,30 @@ TEST(regress_mmap_hint_and_prot)
 	texit(p);
 }
 
+/*
+ * The order of mprotect's and madvise's argument checks (do_mprotect_pkey,
+ * is_valid_madvise).  Observed: "mprotect len 0 bad prot: ok", "mprotect
+ * len wraps to 0: ENOMEM", "mprotect PROT_SEM: ok", "mprotect past
+ * TASK_SIZE bad prot: EINVAL", "madvise len wraps to 0: EINVAL", "madvise
+ * past TASK_SIZE: ENOMEM".  The model checked the bits before the length,
+ * took a length that rounds to zero for an empty range, refused PROT_SEM
+ * and answered -EINVAL past TASK_SIZE.
+ */
+TEST(regress_mprotect_madvise_argument_order)
+{
+	thps_proc *p;
+	uint64_t a;
+
+	tmachine(64, NULL);
+	p = tproc();
+	a = tmmap(p, 0, MB(1), RW, ANON);
+	ASSERT_EQ(thps_mprotect(p, a, 0, 0x80), 0);
+	ASSERT_EQ(thps_mprotect(p, a, ~0ULL - 100, THPS_PROT_READ), -ENOMEM);
+	ASSERT_EQ(thps_mprotect(p, a, PAGE, 0x8 | THPS_PROT_READ), 0);
+	ASSERT_EQ(thps_mprotect(p, 0x7ffffffff000ULL, 2 * PAGE, 0x10), -EINVAL);
+	ASSERT_EQ(thps_madvise(p, a, ~0ULL - 100, THPS_MADV_DONTNEED), -EINVAL);
+	ASSERT_EQ(thps_madvise(p, 0x7ffffffff000ULL, 2 * PAGE, THPS_MADV_HUGEPAGE), -ENOMEM);
+	tcheck();
+	texit(p);
+}
+
