@@ -9,6 +9,23 @@
 #define RW (THPS_PROT_READ | THPS_PROT_WRITE)
 #define ANON (THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS)
 
+static void count_vma(void *arg, uint64_t s, uint64_t e, int prot, const char *f)
+{
+	(void)s;
+	(void)e;
+	(void)prot;
+	(void)f;
+	(*(int *)arg)++;
+}
+
+static int nr_vmas(thps_proc *p)
+{
+	int n = 0;
+
+	ASSERT_OK(thps_for_each_vma(p, count_vma, &n));
+	return n;
+}
+
 /*
  * mmap hints and protection bits.  Observed: "mmap hint unaligned free: ok,
  * at the hint rounded down" (x86's arch_get_unmapped_area_topdown does
@@ -66,3 +83,72 @@ TEST(regress_mprotect_madvise_argument_order)
 	texit(p);
 }
 
+/* [a, a+2M) read-write and [a+2M, a+4M) read-only: two VMAs, bytes 1 and 2. */
+static uint64_t two_vmas(thps_proc *p)
+{
+	uint64_t a = tmmap_aligned(p, MB(4));
+
+	twrite(p, a, MB(4), PAGE, 1);
+	twrite(p, a + MB(2), MB(2), PAGE, 2);
+	tmprotect(p, a + MB(2), MB(2), THPS_PROT_READ);
+	ASSERT_EQ(nr_vmas(p), 1 + 1);
+	return a;
+}
+
+/*
+ * mremap as Linux 6.18 does it.  Observed: "mremap shrink across 2 VMAs:
+ * ok, tail in the 2nd VMA unmapped", "mremap same size across 2 VMAs: ok",
+ * "mremap garbage new_addr without FIXED: ok", "mremap fixed same size
+ * across a gap: ok, dest under the source gap still mapped, 2nd VMA moved"
+ * (remap_move, 6.17+), "mremap fixed same size, gap at the start: EFAULT",
+ * "mremap grow across 2 VMAs: EFAULT".  The model wanted one VMA for every
+ * mremap and checked new_addr without MREMAP_FIXED.
+ */
+TEST(regress_mremap_linux_6_18)
+{
+	thps_proc *p;
+	uint64_t a, d, out;
+
+	tmachine(64, NULL);
+	p = tproc();
+	a = two_vmas(p);
+	ASSERT_OK(thps_mremap(p, a + MB(1), MB(2), MB(2), 0, 0, &out));
+	ASSERT_EQ(out, a + MB(1));
+	ASSERT_EQ(thps_mremap(p, a + MB(1), MB(2), MB(3), THPS_MREMAP_MAYMOVE, 0, &out), -EFAULT);
+	ASSERT_OK(thps_mremap(p, a, PAGE, 2 * PAGE, THPS_MREMAP_MAYMOVE, ~0ULL << 20, &out));
+	tcheck();
+	texit(p);
+
+	p = tproc();
+	a = two_vmas(p);
+	ASSERT_OK(thps_mremap(p, a + MB(1), MB(2), PAGE, 0, 0, &out));
+	ASSERT_EQ(out, a + MB(1));
+	ASSERT_EQ(thps_read(p, a + MB(2) + PAGE, &out, 1), -EFAULT);
+	ASSERT_EQ(tbyte(p, a + MB(3)), 2);
+	tcheck();
+	texit(p);
+
+	/* a move of two VMAs and the gap between them, onto a mapping */
+	p = tproc();
+	a = two_vmas(p);
+	d = a + MB(6);
+	ASSERT_EQ(tmmap(p, d, MB(4), RW, ANON | THPS_MAP_FIXED), d);
+	twrite(p, d, MB(4), PAGE, 9);
+	tmunmap(p, a + MB(2), PAGE);
+	ASSERT_OK(thps_mremap(p, a + MB(1), MB(2), MB(2), THPS_MREMAP_MAYMOVE | THPS_MREMAP_FIXED, d,
+			      &out));
+	ASSERT_EQ(out, d);
+	tcheck();
+	ASSERT_EQ(tbyte(p, d), 1);               /* the first VMA's part */
+	ASSERT_EQ(tbyte(p, d + MB(1)), 9);       /* under the gap: left alone */
+	ASSERT_EQ(tbyte(p, d + MB(1) + PAGE), 2); /* the second VMA's part */
+	ASSERT_EQ(tpage(p, d + MB(1) + PAGE).writable, 0);
+	ASSERT_EQ(thps_read(p, a + MB(1), &out, 1), -EFAULT);
+	ASSERT_EQ(tbyte(p, a), 1);
+	ASSERT_EQ(tbyte(p, a + MB(3)), 2);
+	/* a range that starts in a hole moves nothing */
+	ASSERT_EQ(thps_mremap(p, a + MB(2), 2 * PAGE, 2 * PAGE,
+			      THPS_MREMAP_MAYMOVE | THPS_MREMAP_FIXED, d + MB(8), &out), -EFAULT);
+	tcheck();
+	texit(p);
+}
