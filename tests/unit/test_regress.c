@@ -9,6 +9,67 @@
 #define RW (THPS_PROT_READ | THPS_PROT_WRITE)
 #define ANON (THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS)
 
+static uint64_t meminfo(int item)
+{
+	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
+
+	thps_meminfo(T, mi);
+	return mi[item];
+}
+
+/*
+ * Direct reclaim inside a copy-on-write fault ran the deferred-split
+ * shrinker, which split the very THP the fault was copying from and
+ * remapped the zero-filled subpage under the fault to the zero page; the
+ * fault then dropped a mapping that was gone (VM_BUG_ON mapcount < 0).
+ * Linux's fault holds a reference on the old folio, so split_folio fails
+ * (can_split_folio).  Found by "thpsim-soak --seed 1", run 278.
+ */
+TEST(regress_reclaim_in_cow_fault_does_not_split_the_source)
+{
+	thps_proc *p, *c, *q;
+	uint64_t a, b;
+	struct thps_touch t = { .step = PAGE, .op = THPS_TOUCH_WRITE, .value = 5 };
+	uint8_t byte = 0x77;
+
+	tmachine(16, "transparent_hugepage/enabled=always", NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(2));
+	twrite(p, a, 1, 1, 1); /* one THP, every other byte zero */
+	ASSERT(tpage(p, a).huge);
+	c = tfork(p);
+	/* fill memory until an allocation fails */
+	q = tproc();
+	b = tmmap(q, 0, MB(32), RW, ANON);
+	tmadvise(q, b, MB(32), THPS_MADV_NOHUGEPAGE);
+	t.addr = b;
+	t.len = MB(32);
+	ASSERT_EQ(thps_touch(q, &t), -ENOMEM);
+	tcheck();
+	/* both unmap one subpage: the THP is partially mapped and queued */
+	tmunmap(p, a + MB(1), PAGE);
+	tmunmap(c, a + MB(1), PAGE);
+	ASSERT_EQ(vm(THPS_VM_thp_deferred_split_page), 1);
+	/* a write to a zero-filled shared subpage copies it; reclaim runs and
+	 * may not take the THP from under the fault: it has nothing else to
+	 * free, so the write fails cleanly */
+	ASSERT_EQ(thps_write(p, a + PAGE, &byte, 1), -ENOMEM);
+	tcheck();
+	/* the THP is still there for the shrinker once the fault is over */
+	tdrop_caches();
+	ASSERT_EQ(vm(THPS_VM_thp_split_page), 1);
+	ASSERT_OK(thps_write(p, a + PAGE, &byte, 1));
+	tcheck();
+	ASSERT_EQ(tbyte(p, a + PAGE), 0x77);
+	ASSERT_EQ(tbyte(c, a + PAGE), 0);
+	ASSERT_EQ(tbyte(p, a), 1);
+	texit(q);
+	texit(c);
+	texit(p);
+	tdrop_caches();
+	ASSERT_EQ(meminfo(THPS_MEM_MemFree), meminfo(THPS_MEM_MemTotal));
+}
+
 static void count_vma(void *arg, uint64_t s, uint64_t e, int prot, const char *f)
 {
 	(void)s;
