@@ -684,7 +684,9 @@ void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct f
 		else
 			m->split_queue_head = pfn;
 		m->split_queue_tail = pfn;
-		m->split_queue_len++;
+		/* written under split_queue_lock, read without it by
+		 * deferred_split_count: a relaxed atomic store, not a plain one */
+		WRITE_ONCE(m->split_queue_len, m->split_queue_len + 1);
 	}
 	spin_unlock(&m->split_queue_lock);
 }
@@ -704,7 +706,7 @@ static void split_queue_del(struct thps_machine *m, struct folio *folio)
 		m->split_queue_tail = prev;
 	folio->_deferred_list.next = folio->_deferred_list.prev = NO_PFN;
 	clear_bit_flags(folio_page(folio, 1), PG_deferred);
-	m->split_queue_len--;
+	WRITE_ONCE(m->split_queue_len, m->split_queue_len - 1);
 }
 
 /* A large folio is being freed: off the queue it goes. */
