@@ -800,6 +800,7 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 {
 	struct rmap_range r = rmap_folio_range(m, folio);
 	struct page *head = (struct page *)folio;
+	bool queued;
 	int err;
 
 	err = rmap_lock_all(m, held);
@@ -815,7 +816,22 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 		rmap_unlock_all(m, held);
 		return -EBUSY;
 	}
-	if (need_underused && !thp_underused(m, folio)) {
+	/*
+	 * can_split_folio: every reference but the caller's must be a mapping.
+	 * A deferred-split scan on another thread takes references under
+	 * split_queue_lock, not the process locks, so the folio leaves the
+	 * queue first (no new one can come) and then its references are
+	 * counted; one more than expected fails the split, as in Linux.
+	 */
+	spin_lock(&m->split_queue_lock);
+	queued = test_bit_flags(head + 1, PG_deferred);
+	if (queued)
+		split_queue_del(m, folio);
+	spin_unlock(&m->split_queue_lock);
+	if (folio_ref_count(folio) != folio_mapcount(folio) + 1 ||
+	    (need_underused && !thp_underused(m, folio))) {
+		if (queued) /* back where it was; PG_partially_mapped is kept */
+			deferred_split_folio(m, NULL, folio, folio_test_partially_mapped(folio));
 		rmap_unlock_all(m, held);
 		return -EAGAIN;
 	}
