@@ -315,10 +315,22 @@ static int resync_mremap(struct diff *d, int slot, const struct op *op)
 		for (uint64_t o = 0; o < old_len; o += REF_PAGE_SIZE)
 			if (!layout_find(&l, addr + o) && !(o < new_len && moved[o >> REF_PAGE_SHIFT]))
 				ref_unmap_page(&d->ref, slot, addr + o);
-		id = ref_new_id(&d->ref);
-		for (uint64_t o = 0; o < old_len && o < new_len; o += REF_PAGE_SIZE)
-			if (moved[o >> REF_PAGE_SHIFT])
-				ref_move_page(&d->ref, slot, addr + o, new_addr + o, id);
+		/* a new id per run of moved pages that had one id (one VMA each) */
+		uint32_t old_id = 0;
+
+		id = 0;
+		for (uint64_t o = 0; o < old_len && o < new_len; o += REF_PAGE_SIZE) {
+			const struct ref_page *p = ref_page_at(&d->ref, slot, addr + o);
+
+			if (!moved[o >> REF_PAGE_SHIFT]) {
+				id = 0;
+				continue;
+			}
+			if (!id || p->id != old_id)
+				id = ref_new_id(&d->ref);
+			old_id = p->id;
+			ref_move_page(&d->ref, slot, addr + o, new_addr + o, id);
+		}
 	}
 	free(moved);
 	free(l.v);

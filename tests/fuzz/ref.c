@@ -15,11 +15,12 @@
  * VMAs.  The reference keeps no VMAs, but mremap must know whether a range
  * lies in one VMA.  Each page carries an id; a mapping operation gives the
  * pages it creates or changes one fresh id per run of pages that had one old
- * id.  Pages with one id were therefore created together and never changed
- * apart, so they lie in one VMA whatever merging did since.  A range is then
- * in one VMA for sure (one id), surely not (a hole, or flags that differ),
- * or the reference cannot tell (several ids, same flags); in that last case
- * the model may answer either way and the reference follows it.
+ * id.  A contiguous run of pages with one id was therefore created together
+ * and never changed apart, so it lies in one VMA whatever merging did since
+ * (pages of one id on both sides of a hole may be in two).  A range is then
+ * in one VMA for sure (one id, no hole), surely not (a hole, or flags that
+ * differ), or the reference cannot tell (several ids, same flags); in that
+ * last case the model may answer either way and the reference follows it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -639,13 +640,16 @@ struct ref_expect ref_mremap(struct ref *r, int slot, uint64_t addr, uint64_t ol
 	    range_free(r, slot, addr + old_len, new_len - old_len)) {
 		if (path == REF_OK) {
 			struct ref_page *last = pg(r, slot, addr + old_len - REF_PAGE_SIZE);
+			/* a fresh id: the new pages may join pages of the next VMA
+			 * with the last one's id, and need not merge with them */
+			uint32_t id = r->next_id++;
 
 			for (uint64_t a = addr + old_len; a < addr + new_len; a += REF_PAGE_SIZE) {
 				struct ref_page *p = pg(r, slot, a);
 
 				p->flags = last->flags;
 				p->prot = last->prot;
-				p->id = last->id;
+				p->id = id;
 				r->mm[slot]->nr_mapped++;
 			}
 		}
