@@ -6,6 +6,9 @@
 #   make bench        fault rates vs this kernel, the refcount experiment, memory
 #   make SAN=address,undefined check-unit   a sanitizer build of the tests
 #   make tsan         the threaded test under ThreadSanitizer
+#   make soak OPS=N SEED=S   N differential operations against the reference
+#   make fuzz FUZZ_TIME=s    each fuzz target for s seconds (libFuzzer, clang)
+#   make inject       allocation-failure injection over every scenario
 #
 # Variables: CC (gcc or clang), DEBUG (0: no VM_BUG_ON, 1: default,
 # 2: expensive checks, used by the tests), SAN (sanitizers), O (build dir).
@@ -26,6 +29,9 @@ ifneq ($(SAN),)
 ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
 endif
+ifeq ($(LIBFUZZER),1)
+ALL_CFLAGS += -fsanitize=fuzzer-no-link
+endif
 LDLIBS  += -pthread -lm
 
 MM_SRC  := $(wildcard src/mm/*.c)
@@ -44,7 +50,17 @@ TEST := $(O)/thpsim-test
 # Real programs the recorder tests and the validation run (tests/progs).
 PROGS := $(patsubst tests/progs/%.c,$(O)/progs/%,$(wildcard tests/progs/*.c))
 
-.PHONY: all check check-unit check-asan check-scenarios tsan demo bench clean progs validate
+# tests/fuzz: the reference model, the differential executor, the generator
+# (tests/fuzz/README.md).  A fuzz target is tests/fuzz/fuzz_NAME.c with a
+# seed corpus in tests/fuzz/corpus/NAME/.
+FUZZ_SRC := tests/fuzz/ref.c tests/fuzz/ops.c tests/fuzz/diff.c tests/fuzz/gen.c tests/fuzz/repro.c
+FUZZ_OBJ := $(FUZZ_SRC:%.c=$(O)/%.o)
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)
+SOAK := $(O)/thpsim-soak
+
+.PHONY: all check check-unit check-asan check-fuzz check-scenarios tsan demo bench clean progs validate \
+	soak fuzz fuzz-replay inject
 
 all: $(LIB) $(BIN) $(PROGS)
 
@@ -76,6 +92,20 @@ $(TEST): $(TEST_OBJ) $(LIB) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(SOAK): $(O)/tests/fuzz/soak.o $(FUZZ_LINK)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# each fuzz target twice: a corpus replay driver (any compiler) and, with
+# LIBFUZZER=1 (clang), the libFuzzer binary
+$(O)/fuzz-replay-%: $(O)/tests/fuzz/fuzz_%.o $(O)/tests/fuzz/replay_main.o $(FUZZ_LINK)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/fuzz-%: $(O)/tests/fuzz/fuzz_%.o $(FUZZ_LINK)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
 # The unit tests run against a build with expensive checks on.
 # Each run's output is kept in $(O)/logs for the summary line at the end.
 LOGS := $(O)/logs
@@ -88,16 +118,39 @@ check-unit:
 
 check-asan:
 	$(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 SAN=address,undefined OPT=-O1 \
-		$(O)/asan/thpsim-test $(O)/asan/progs/coverletter $(O)/asan/progs/churn
+		$(O)/asan/thpsim-test $(O)/asan/progs/coverletter $(O)/asan/progs/churn \
+		$(O)/asan/thpsim-soak $(addprefix $(O)/asan/fuzz-replay-,$(FUZZ_TARGETS))
 	@mkdir -p $(LOGS)
 	set -o pipefail; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		THPSIM_PROGS=$(O)/asan/progs $(O)/asan/thpsim-test | tee $(LOGS)/asan.log
+	set -o pipefail; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
+		for t in $(FUZZ_TARGETS); do \
+			$(O)/asan/fuzz-replay-$$t tests/fuzz/corpus/$$t || exit 1; \
+		done | tee $(LOGS)/asan-fuzz.log; \
+		$(O)/asan/thpsim-soak --ops 3000 --seed 7 | tee $(LOGS)/asan-soak.txt
+
+# The fuzz corpora replayed, a short fixed-seed soak, allocation-failure
+# injection at every allocation of every scenario, the regression files.
+SOAK_CHECK_OPS ?= 30000
+check-fuzz:
+	$(MAKE) --no-print-directory O=$(O)/test DEBUG=2 $(O)/test/thpsim-soak \
+		$(addprefix $(O)/test/fuzz-replay-,$(FUZZ_TARGETS))
+	@mkdir -p $(LOGS)
+	set -o pipefail; for t in $(FUZZ_TARGETS); do \
+		$(O)/test/fuzz-replay-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done | tee $(LOGS)/fuzz-replay.log
+	set -o pipefail; $(O)/test/thpsim-soak --replay tests/fuzz/regress/*.ops | tee $(LOGS)/regress.log
+	set -o pipefail; $(O)/test/thpsim-soak --inject tests/fuzz/scenarios/*.ops | tee $(LOGS)/inject.log
+	set -o pipefail; $(O)/test/thpsim-soak --ops $(SOAK_CHECK_OPS) --seed 1 --metamorphic-every 16 | tee $(LOGS)/soak.txt
 
 tsan:
 	$(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
-		$(O)/tsan/thpsim-test
+		$(O)/tsan/thpsim-test $(O)/tsan/thpsim-soak
 	@mkdir -p $(LOGS)
 	set -o pipefail; TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads | tee $(LOGS)/tsan.log
+	set -o pipefail; TSAN_OPTIONS="halt_on_error=1 suppressions=tests/fuzz/tsan.supp" \
+		$(O)/tsan/thpsim-soak --threads 4 --ops 8000 \
+		--seed 3 | tee $(LOGS)/tsan-soak.txt
 
 # The scenario corpus in the model and, where it can run, on this kernel.
 check-scenarios: $(BIN)
@@ -106,13 +159,48 @@ check-scenarios: $(BIN)
 
 check: all
 	@rm -rf $(LOGS)
-	$(MAKE) --no-print-directory check-unit check-asan tsan check-scenarios
+	$(MAKE) --no-print-directory check-unit check-fuzz check-asan tsan check-scenarios
 	@awk '{ sub(/^[a-z]+: /, "") } \
 		/^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$$/ { p += $$1; f += $$3; s += $$5 } \
-		END { print "make check: unit tests, ASan+UBSan build, TSan build, scenarios"; \
+		END { print "make check: unit tests, fuzz corpora, regressions, failure injection, soak, ASan+UBSan, TSan, scenarios"; \
 		      if (s) printf "check: %d passed, %d failed, %d skipped\n", p, f, s; \
 		      else printf "check: %d passed, %d failed\n", p, f; exit f > 0 }' \
 		$(LOGS)/*.log
+
+# make soak OPS=N SEED=S: N differential operations from seed S; ends with
+# "ops=N divergences=D seed=S" (a divergence is shrunk and printed).
+OPS ?= 1000000
+SEED ?= 1
+JOBS ?= 1
+soak: $(SOAK)
+	$(SOAK) --ops $(OPS) --seed $(SEED) --jobs $(JOBS) --progress 600 --out $(O)
+
+inject: $(SOAK)
+	$(SOAK) --inject tests/fuzz/scenarios/*.ops
+	$(SOAK) --inject --sticky tests/fuzz/scenarios/*.ops
+
+# make fuzz FUZZ_TIME=s: every fuzz target for s seconds under libFuzzer
+# (needs clang; FUZZ_CC=gcc, or no clang, replays the corpora instead).  New
+# inputs go to $(O)/fuzz-corpus/NAME, crashes to $(O)/fuzz-crash-NAME-*.
+FUZZ_TIME ?= 60
+FUZZ_CC ?= $(shell command -v clang >/dev/null 2>&1 && echo clang || echo $(CC))
+fuzz:
+ifneq ($(findstring clang,$(FUZZ_CC)),)
+	$(MAKE) --no-print-directory O=$(O)/libfuzzer CC=$(FUZZ_CC) SAN=address,undefined \
+		LIBFUZZER=1 OPT=-O1 $(addprefix $(O)/libfuzzer/fuzz-,$(FUZZ_TARGETS))
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(O)/fuzz-corpus/$$t; \
+		$(O)/libfuzzer/fuzz-$$t -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=60 \
+			-print_final_stats=1 -artifact_prefix=$(O)/fuzz-crash-$$t- \
+			$(O)/fuzz-corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+else
+	$(MAKE) --no-print-directory fuzz-replay
+endif
+
+fuzz-replay:
+	$(MAKE) --no-print-directory $(addprefix $(O)/fuzz-replay-,$(FUZZ_TARGETS))
+	for t in $(FUZZ_TARGETS); do $(O)/fuzz-replay-$$t tests/fuzz/corpus/$$t || exit 1; done
 
 demo: $(BIN)
 	$(BIN) demo

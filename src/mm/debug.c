@@ -167,15 +167,17 @@ static int check_pte_table(struct checker *c, struct mm_struct *mm, pmd_t *pmd, 
 			   int64_t *rss)
 {
 	struct thps_machine *m = c->m;
+	const struct vm_area_struct *vma = NULL;
 
 	for (int i = 0; i < PTRS_PER_PTE; i++) {
 		uint64_t addr = base + ((uint64_t)i << PAGE_SHIFT);
 		pte_t pte = ptep_get(pte_offset(m, pmd, addr));
-		const struct vm_area_struct *vma;
 
 		if (pte_none(pte))
 			continue;
-		vma = vma_find_const(mm, addr);
+		/* one lookup per VMA the table spans, not one per entry */
+		if (!vma || addr >= vma->vm_end)
+			vma = vma_find_const(mm, addr);
 		if (!vma)
 			return fail(c, "mm %u: entry at %#llx outside every VMA", mm->mm_id,
 				    (unsigned long long)addr);

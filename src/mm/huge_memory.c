@@ -684,7 +684,9 @@ void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct f
 		else
 			m->split_queue_head = pfn;
 		m->split_queue_tail = pfn;
-		m->split_queue_len++;
+		/* written under split_queue_lock, read without it by
+		 * deferred_split_count: a relaxed atomic store, not a plain one */
+		WRITE_ONCE(m->split_queue_len, m->split_queue_len + 1);
 	}
 	spin_unlock(&m->split_queue_lock);
 }
@@ -704,7 +706,7 @@ static void split_queue_del(struct thps_machine *m, struct folio *folio)
 		m->split_queue_tail = prev;
 	folio->_deferred_list.next = folio->_deferred_list.prev = NO_PFN;
 	clear_bit_flags(folio_page(folio, 1), PG_deferred);
-	m->split_queue_len--;
+	WRITE_ONCE(m->split_queue_len, m->split_queue_len - 1);
 }
 
 /* A large folio is being freed: off the queue it goes. */
@@ -772,6 +774,16 @@ static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *v
 	return 0;
 }
 
+/* Does the mm in arg map the folio being walked? */
+static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t addr, bool huge,
+		     void *arg)
+{
+	(void)vma;
+	(void)addr;
+	(void)huge;
+	return mm == arg;
+}
+
 /*
  * split_folio to order 0 for the deferred-split shrinker.  Every process's
  * lock is taken (trylock: -EBUSY if one is busy).  A folio that is not
@@ -780,19 +792,46 @@ static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *v
  * mapping of the folio is split, each page becomes a folio of its own
  * holding one reference per PTE mapping, pages nobody maps are freed and
  * zero-filled ones are remapped to the zero page.  The caller's extra
- * reference stays on the head page.
+ * reference stays on the head page.  explicit: the caller (split_folio,
+ * for MADV_FREE) asked for this folio and expects it split.
  */
 static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
-				 struct mm_struct *held, bool need_underused)
+				 struct mm_struct *held, bool need_underused, bool explicit)
 {
 	struct rmap_range r = rmap_folio_range(m, folio);
 	struct page *head = (struct page *)folio;
+	bool queued;
 	int err;
 
 	err = rmap_lock_all(m, held);
 	if (err)
 		return err;
-	if (need_underused && !thp_underused(m, folio)) {
+	/*
+	 * Direct reclaim inside a fault, fork or mremap of "held": that caller
+	 * may be working on this very folio, as Linux's fault path is with a
+	 * reference of its own, which makes split_folio fail (can_split_folio).
+	 * So a folio the reclaiming process maps is left alone, like a busy one.
+	 */
+	if (held && !explicit && rmap_walk_locked(m, &r, mapped_by, held)) {
+		rmap_unlock_all(m, held);
+		return -EBUSY;
+	}
+	/*
+	 * can_split_folio: every reference but the caller's must be a mapping.
+	 * A deferred-split scan on another thread takes references under
+	 * split_queue_lock, not the process locks, so the folio leaves the
+	 * queue first (no new one can come) and then its references are
+	 * counted; one more than expected fails the split, as in Linux.
+	 */
+	spin_lock(&m->split_queue_lock);
+	queued = test_bit_flags(head + 1, PG_deferred);
+	if (queued)
+		split_queue_del(m, folio);
+	spin_unlock(&m->split_queue_lock);
+	if (folio_ref_count(folio) != folio_mapcount(folio) + 1 ||
+	    (need_underused && !thp_underused(m, folio))) {
+		if (queued) /* back where it was; PG_partially_mapped is kept */
+			deferred_split_folio(m, NULL, folio, folio_test_partially_mapped(folio));
 		rmap_unlock_all(m, held);
 		return -EAGAIN;
 	}
@@ -833,7 +872,7 @@ int split_folio(struct thps_machine *m, struct folio *folio, struct mm_struct *h
 	int err;
 
 	folio_get(folio);
-	err = split_folio_to_order0(m, folio, held, false);
+	err = split_folio_to_order0(m, folio, held, false, true);
 	folio_put(m, held, folio);
 	return err;
 }
@@ -863,7 +902,7 @@ unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held
 		bool partially = folio_test_partially_mapped(folio);
 		bool underused = !partially && KNOB(m, max_ptes_none) != HPAGE_PMD_NR - 1;
 
-		if ((partially || underused) && split_folio_to_order0(m, folio, held, underused) == 0) {
+		if ((partially || underused) && split_folio_to_order0(m, folio, held, underused, false) == 0) {
 			if (underused)
 				count_vm_event(m, NULL, THPS_VM_thp_underused_split_page);
 			split++;

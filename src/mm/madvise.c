@@ -124,13 +124,16 @@ int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
 	default:
 		return machine_error(m, -EINVAL, "madvise: advice %d not modelled", advice);
 	}
+	/* is_valid_madvise: a length that rounds up to zero, or a range that
+	 * wraps, is invalid; past TASK_SIZE nothing is mapped (-ENOMEM below) */
 	if (!IS_ALIGNED(start, PAGE_SIZE))
 		return machine_error(m, -EINVAL, "madvise: address %#llx not page aligned",
 				     (unsigned long long)start);
+	end = start + PAGE_ALIGN(len);
+	if ((len && !PAGE_ALIGN(len)) || end < start)
+		return machine_error(m, -EINVAL, "madvise: range %#llx+%#llx wraps",
+				     (unsigned long long)start, (unsigned long long)len);
 	len = PAGE_ALIGN(len);
-	end = start + len;
-	if (end < start || end > TASK_SIZE)
-		return machine_error(m, -EINVAL, "madvise: range outside user space");
 	if (!len)
 		return 0;
 	mm_lock(mm);

@@ -75,7 +75,8 @@ static bool range_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
 {
 	struct vm_area_struct *v = find_vma(mm, addr);
 
-	return addr >= MMAP_MIN_ADDR && addr + len <= TASK_SIZE && (!v || v->vm_start >= addr + len);
+	return addr >= MMAP_MIN_ADDR && addr <= TASK_SIZE && len <= TASK_SIZE - addr &&
+	       (!v || v->vm_start >= addr + len);
 }
 
 /* Does one VMA map all of [addr, end)? */
@@ -164,8 +165,8 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 		return machine_error(m, -ENOMEM, "mmap: length %#llx exceeds the address space",
 				     (unsigned long long)len);
 	len = PAGE_ALIGN(len);
-	if (prot & ~(THPS_PROT_READ | THPS_PROT_WRITE | THPS_PROT_EXEC))
-		return machine_error(m, -EINVAL, "mmap: unknown protection bits %#x", prot);
+	/* protection bits other than read, write and exec are ignored, as
+	 * calc_vm_prot_bits does (observed: PROT_SEM and 0x80 map) */
 	if ((flags & (THPS_MAP_SHARED | THPS_MAP_PRIVATE)) != THPS_MAP_PRIVATE)
 		return machine_error(m, -EOPNOTSUPP,
 				     "mmap: only private mappings are modelled (flags %#x)", flags);
@@ -183,10 +184,15 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 			return machine_error(m, -EEXIST, "mmap: %#llx+%#llx overlaps a mapping",
 					     (unsigned long long)addr, (unsigned long long)len);
 	} else {
-		/* a free hint is taken as it is; THP alignment only without one */
-		bool thp_align = !addr && IS_ALIGNED(len, PMD_SIZE);
+		/* a hint below mmap_min_addr is raised to it (round_hint_to_min);
+		 * x86's arch_get_unmapped_area_topdown rounds a hint down and takes
+		 * it when the range is free; THP alignment only without one */
+		bool thp_align;
 
-		addr = PAGE_ALIGN(addr);
+		addr &= PAGE_MASK;
+		if (addr && addr < MMAP_MIN_ADDR)
+			addr = MMAP_MIN_ADDR;
+		thp_align = !addr && IS_ALIGNED(len, PMD_SIZE);
 		if (!addr || !range_free(mm, addr, len))
 			addr = get_unmapped_area(mm, len, thp_align);
 		if (!addr)

@@ -18,6 +18,8 @@
  */
 #include "internal.h"
 
+#define PROT_SEM 0x8 /* x86: accepted by mprotect, no effect */
+
 static void change_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end,
 			     pgprot_t newprot, bool try_writable)
 {
@@ -102,18 +104,24 @@ int thps_mprotect(thps_proc *p, uint64_t start, uint64_t len, int prot)
 	uint64_t end, vm_prot = 0, nstart;
 	int err = 0;
 
+	/* do_mprotect_pkey's order: alignment, an empty range (whatever prot
+	 * says), a range that wraps, then the protection bits; PROT_SEM is
+	 * accepted and means nothing here (arch_validate_prot) */
 	if (!IS_ALIGNED(start, PAGE_SIZE))
 		return machine_error(m, -EINVAL, "mprotect: address %#llx not page aligned",
 				     (unsigned long long)start);
-	if (prot & ~(THPS_PROT_READ | THPS_PROT_WRITE | THPS_PROT_EXEC))
-		return machine_error(m, -EINVAL, "mprotect: unknown protection bits %#x", prot);
-	len = PAGE_ALIGN(len);
-	end = start + len;
-	if (end < start || end > TASK_SIZE)
-		return machine_error(m, -ENOMEM, "mprotect: range %#llx+%#llx outside user space",
-				     (unsigned long long)start, (unsigned long long)len);
 	if (!len)
 		return 0;
+	len = PAGE_ALIGN(len);
+	end = start + len;
+	if (end <= start)
+		return machine_error(m, -ENOMEM, "mprotect: range %#llx+%#llx wraps",
+				     (unsigned long long)start, (unsigned long long)len);
+	if (prot & ~(THPS_PROT_READ | THPS_PROT_WRITE | THPS_PROT_EXEC | PROT_SEM))
+		return machine_error(m, -EINVAL, "mprotect: unknown protection bits %#x", prot);
+	if (end > TASK_SIZE)
+		return machine_error(m, -ENOMEM, "mprotect: range %#llx+%#llx outside user space",
+				     (unsigned long long)start, (unsigned long long)len);
 	vm_prot |= (prot & THPS_PROT_READ) ? VM_READ : 0;
 	vm_prot |= (prot & THPS_PROT_WRITE) ? VM_WRITE : 0;
 	vm_prot |= (prot & THPS_PROT_EXEC) ? VM_EXEC : 0;

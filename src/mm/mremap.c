@@ -3,7 +3,8 @@
  *
  * Entry point: thps_mremap.  Shrinking unmaps the tail.  Growing extends the
  * VMA in place when the space after it is free, or else (MREMAP_MAYMOVE)
- * moves it.  A move keeps the pages: page-table entries change address, the
+ * moves it.  MREMAP_FIXED without a change of size moves every VMA of the
+ * range (Linux 6.17+).  A move keeps the pages: page-table entries change address, the
  * pages and their counts do not, and the VMA keeps its linear page index
  * (vm_pgoff) so the reverse map still finds them.
  *
@@ -136,40 +137,91 @@ static bool range_is_free(struct mm_struct *mm, uint64_t addr, uint64_t len)
 	return addr + len <= TASK_SIZE && addr + len > addr && (!v || v->vm_start >= addr + len);
 }
 
+/*
+ * remap_move (Linux 6.17+, "mm/mremap: permit mremap() move of multiple
+ * VMAs"): MREMAP_FIXED without a change of size moves every VMA in
+ * [addr, addr+len), each to new_addr plus its offset, so the gaps between
+ * them stay; only where a VMA lands is the destination unmapped first.  The
+ * range must start inside a VMA.  A failure leaves the VMAs before it moved.
+ */
+static int remap_move(struct mm_struct *mm, uint64_t addr, uint64_t len, uint64_t new_addr)
+{
+	struct vm_area_struct *vma = find_vma(mm, addr);
+	uint64_t end = addr + len;
+
+	if (!vma || vma->vm_start > addr)
+		return machine_error(mm->m, -EFAULT, "mremap: %#llx is not mapped",
+				     (unsigned long long)addr);
+	while (vma && vma->vm_start < end) {
+		uint64_t s = vma->vm_start > addr ? vma->vm_start : addr;
+		uint64_t e = vma->vm_end < end ? vma->vm_end : end;
+		uint64_t dst = new_addr + (s - addr);
+		int err = do_munmap(mm, dst, e - s);
+
+		if (err)
+			return err;
+		err = move_vma(vma_lookup(mm, s), s, e - s, e - s, dst);
+		if (err)
+			return err;
+		vma = find_vma(mm, e);
+	}
+	return 0;
+}
+
+/*
+ * do_mremap follows Linux 6.18: check_mremap_params (the flags, the
+ * addresses, the lengths, an overlap), then check_prep_vma (the VMA at addr;
+ * a change that maps new space needs the range - the shrunk range for a
+ * shrink - inside that VMA), then mremap_to (MREMAP_FIXED: unmap the
+ * destination, shrink, move) or mremap_at (the same size: nothing; a
+ * shrink: unmap the tail, across VMAs if it must; a growth: in place, or
+ * moved).
+ */
 static int do_mremap(struct mm_struct *mm, uint64_t addr, uint64_t old_len, uint64_t new_len,
 		     int flags, uint64_t new_addr, uint64_t *out)
 {
 	struct thps_machine *m = mm->m;
+	bool fixed = flags & THPS_MREMAP_FIXED;
 	struct vm_area_struct *vma;
 	int err;
 
+	old_len = PAGE_ALIGN(old_len);
+	new_len = PAGE_ALIGN(new_len);
 	if (flags & ~(THPS_MREMAP_MAYMOVE | THPS_MREMAP_FIXED))
 		return machine_error(m, -EINVAL, "mremap: flags %#x not modelled", flags);
-	if ((flags & THPS_MREMAP_FIXED) && !(flags & THPS_MREMAP_MAYMOVE))
-		return machine_error(m, -EINVAL, "mremap: MREMAP_FIXED needs MREMAP_MAYMOVE");
 	if (!IS_ALIGNED(addr, PAGE_SIZE))
 		return machine_error(m, -EINVAL, "mremap: address %#llx not page aligned",
 				     (unsigned long long)addr);
-	old_len = PAGE_ALIGN(old_len);
-	new_len = PAGE_ALIGN(new_len);
-	if (!new_len)
-		return machine_error(m, -EINVAL, "mremap: new length 0");
-	if (new_len > TASK_SIZE || old_len > TASK_SIZE)
-		return machine_error(m, -EINVAL, "mremap: length too large");
-	vma = vma_lookup(mm, addr);
-	if (!vma || old_len > vma->vm_end - addr)
-		return machine_error(m, -EFAULT, "mremap: %#llx+%#llx is not one mapping",
-				     (unsigned long long)addr, (unsigned long long)old_len);
-	if (!old_len)
-		return machine_error(m, -EINVAL, "mremap: old length 0 (shared mappings only)");
-
-	if (flags & THPS_MREMAP_FIXED) {
-		if (!IS_ALIGNED(new_addr, PAGE_SIZE) || new_addr + new_len > TASK_SIZE ||
-		    new_addr < 0x10000)
+	if (!new_len || new_len > TASK_SIZE)
+		return machine_error(m, -EINVAL, "mremap: new length %#llx",
+				     (unsigned long long)new_len);
+	if (fixed) {
+		if (new_addr > TASK_SIZE - new_len || !IS_ALIGNED(new_addr, PAGE_SIZE))
 			return machine_error(m, -EINVAL, "mremap: bad new address %#llx",
 					     (unsigned long long)new_addr);
-		if (new_addr < addr + old_len && addr < new_addr + new_len)
+		if (!(flags & THPS_MREMAP_MAYMOVE))
+			return machine_error(m, -EINVAL, "mremap: MREMAP_FIXED needs MREMAP_MAYMOVE");
+		if (addr + old_len > new_addr && new_addr + new_len > addr)
 			return machine_error(m, -EINVAL, "mremap: old and new ranges overlap");
+		if (old_len == new_len) {
+			err = remap_move(mm, addr, old_len, new_addr);
+			*out = new_addr;
+			return err;
+		}
+	}
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		return machine_error(m, -EFAULT, "mremap: %#llx is not mapped",
+				     (unsigned long long)addr);
+	if (new_len > old_len || fixed) {
+		/* remap_is_valid */
+		if (!old_len)
+			return machine_error(m, -EINVAL, "mremap: old length 0 (shared mappings only)");
+		if ((new_len < old_len ? new_len : old_len) > vma->vm_end - addr)
+			return machine_error(m, -EFAULT, "mremap: %#llx+%#llx is not one mapping",
+					     (unsigned long long)addr, (unsigned long long)old_len);
+	}
+	if (fixed) {
 		err = do_munmap(mm, new_addr, new_len);
 		if (err)
 			return err;

@@ -85,7 +85,6 @@ TEST(core_bad_arguments_change_nothing)
 	n = vmas(p);
 	vm_mark();
 	ASSERT_EQ(thps_mmap(p, 0, 0, RW, ANON, &out), -EINVAL);
-	ASSERT_EQ(thps_mmap(p, 0, PAGE, 0x40, ANON, &out), -EINVAL);
 	ASSERT_EQ(thps_mmap(p, 0, PAGE, RW, THPS_MAP_SHARED | THPS_MAP_ANONYMOUS, &out), -EOPNOTSUPP);
 	ASSERT_EQ(thps_mmap(p, 0, PAGE, RW, THPS_MAP_PRIVATE, &out), -EOPNOTSUPP);
 	ASSERT_EQ(thps_mmap(p, a + 1, PAGE, RW, ANON | THPS_MAP_FIXED, &out), -EINVAL);
