@@ -145,8 +145,9 @@ int trace_reader_open(struct trace_reader *r, const char *path)
 		*nl = 0;
 		eq = strchr(line, '=');
 		if (!eq || eq == line) {
-			free(text);
+			/* the message quotes the line: free the text after it */
 			fail(r, off, "header line '%.60s' is not key=value", line);
+			free(text);
 			goto bad;
 		}
 		*eq = 0;
