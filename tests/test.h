@@ -97,5 +97,7 @@ void vm_mark(void);                /* remember the counters now */
 int64_t vm_delta(int item);        /* change since vm_mark() */
 uint64_t fig(thps_proc *p, int item); /* a per-process figure, kB */
 struct thps_pageinfo tpage(thps_proc *p, uint64_t addr);
+uint64_t tmeminfo(int item);       /* a /proc/meminfo field, kB */
+int tvmas(thps_proc *p);            /* how many VMAs */
 
 #endif

@@ -233,6 +233,31 @@ struct thps_pageinfo tpage(thps_proc *p, uint64_t addr)
 	return pi;
 }
 
+uint64_t tmeminfo(int item)
+{
+	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
+
+	thps_meminfo(T, mi);
+	return mi[item];
+}
+
+static void count_vma(void *arg, uint64_t s, uint64_t e, int prot, const char *f)
+{
+	(void)s;
+	(void)e;
+	(void)prot;
+	(void)f;
+	(*(int *)arg)++;
+}
+
+int tvmas(thps_proc *p)
+{
+	int n = 0;
+
+	ASSERT_OK(thps_for_each_vma(p, count_vma, &n));
+	return n;
+}
+
 static int selected(const char *name, int argc, char **argv)
 {
 	if (argc < 2)

@@ -11,39 +11,6 @@
 #define RW (THPS_PROT_READ | THPS_PROT_WRITE)
 #define ANON (THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS)
 
-static uint64_t memfree(void)
-{
-	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
-
-	thps_meminfo(T, mi);
-	return mi[THPS_MEM_MemFree];
-}
-
-static uint64_t memtotal(void)
-{
-	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
-
-	thps_meminfo(T, mi);
-	return mi[THPS_MEM_MemTotal];
-}
-
-static void count_vma(void *arg, uint64_t s, uint64_t e, int prot, const char *f)
-{
-	(void)s;
-	(void)e;
-	(void)prot;
-	(void)f;
-	(*(int *)arg)++;
-}
-
-static int vmas(thps_proc *p)
-{
-	int n = 0;
-
-	ASSERT_OK(thps_for_each_vma(p, count_vma, &n));
-	return n;
-}
-
 /* An access outside every VMA, or one the VMA forbids, is the program's
  * SIGSEGV: -EFAULT, no fault counted (do_user_addr_fault's bad_area path
  * never reaches handle_mm_fault), nothing changed. */
@@ -82,7 +49,7 @@ TEST(core_bad_arguments_change_nothing)
 	p = tproc();
 	a = tmmap(p, 0, MB(4), RW, ANON);
 	twrite(p, a, MB(4), PAGE, 7);
-	n = vmas(p);
+	n = tvmas(p);
 	vm_mark();
 	ASSERT_EQ(thps_mmap(p, 0, 0, RW, ANON, &out), -EINVAL);
 	ASSERT_EQ(thps_mmap(p, 0, PAGE, RW, THPS_MAP_SHARED | THPS_MAP_ANONYMOUS, &out), -EOPNOTSUPP);
@@ -105,7 +72,7 @@ TEST(core_bad_arguments_change_nothing)
 	ASSERT_EQ(thps_knob_set(T, "transparent_hugepage/khugepaged/max_ptes_none", "512"), -EINVAL);
 	ASSERT_EQ(thps_knob_set(T, "no/such/knob", "1"), -ENOENT);
 	tcheck();
-	ASSERT_EQ(vmas(p), n);
+	ASSERT_EQ(tvmas(p), n);
 	ASSERT_EQ(fig(p, THPS_PROC_Rss), 4096);
 	ASSERT_EQ(vm_delta(THPS_VM_pgfault), 0);
 	tread(p, a, MB(4), PAGE, 7);
@@ -141,10 +108,10 @@ static void inject_every(scenario_fn fn, const char *name)
 			fn();
 			thps_fail_alloc(T, (enum thps_alloc_class)cls, 0, 0);
 			tdrop_caches();
-			if (memfree() != memtotal())
+			if (tmeminfo(THPS_MEM_MemFree) != tmeminfo(THPS_MEM_MemTotal))
 				test_fail(__FILE__, __LINE__, "%s: failing %s allocation %llu of %llu leaks %llu kB",
 					  name, cls ? "page-table" : "data-page", (unsigned long long)i,
-					  (unsigned long long)n, (unsigned long long)(memtotal() - memfree()));
+					  (unsigned long long)n, (unsigned long long)(tmeminfo(THPS_MEM_MemTotal) - tmeminfo(THPS_MEM_MemFree)));
 		}
 	}
 }
@@ -263,7 +230,7 @@ TEST(core_fragmented_memory_falls_back_to_4k)
 	for (uint64_t off = 0; off < t.done; off += 2 * PAGE)
 		ASSERT_OK(thps_madvise(p, a + off, PAGE, THPS_MADV_DONTNEED));
 	tcheck();
-	ASSERT_LE(MB(10) >> 10, memfree());
+	ASSERT_LE(MB(10) >> 10, tmeminfo(THPS_MEM_MemFree));
 	q = tproc();
 	b = tmmap_aligned(q, MB(2));
 	tmadvise(q, b, MB(2), THPS_MADV_HUGEPAGE);
@@ -283,7 +250,7 @@ TEST(core_fragmented_memory_falls_back_to_4k)
 	ASSERT_EQ(vm_delta(THPS_VM_thp_fault_alloc), 1);
 	texit(q);
 	tdrop_caches();
-	ASSERT_EQ(memfree(), memtotal());
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), tmeminfo(THPS_MEM_MemTotal));
 }
 
 /*
@@ -306,7 +273,7 @@ TEST(core_exit_leaves_no_fragments)
 	tmadvise(p, a, MB(20), THPS_MADV_NOHUGEPAGE);
 	twrite(p, a, MB(20), PAGE, 1);
 	texit(p);
-	ASSERT_EQ(memfree(), memtotal());
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), tmeminfo(THPS_MEM_MemTotal));
 	q = tproc();
 	b = tmmap_aligned(q, MB(30));
 	vm_mark();
@@ -328,18 +295,18 @@ TEST(core_vma_merge_and_split)
 	a = tmmap_aligned(p, MB(1));
 	b = tmmap(p, a + MB(1), MB(1), RW, ANON | THPS_MAP_FIXED_NOREPLACE);
 	ASSERT_EQ(b, a + MB(1));
-	ASSERT_EQ(vmas(p), 1);
+	ASSERT_EQ(tvmas(p), 1);
 	tread(p, a, 1, 1, 0);
 	ASSERT(tpage(p, a).huge_zero);
 	tmprotect(p, a + MB(1), PAGE, THPS_PROT_READ);
-	ASSERT_EQ(vmas(p), 3);
+	ASSERT_EQ(tvmas(p), 3);
 	ASSERT(!tpage(p, a).huge);
 	tmprotect(p, a + MB(1), PAGE, RW);
-	ASSERT_EQ(vmas(p), 1);
+	ASSERT_EQ(tvmas(p), 1);
 	/* MADV_HUGEPAGE on part of it: three VMAs; back to NOHUGEPAGE+none: not
 	 * mergeable (the flags differ) */
 	tmadvise(p, a, MB(1), THPS_MADV_NOHUGEPAGE);
-	ASSERT_EQ(vmas(p), 2);
+	ASSERT_EQ(tvmas(p), 2);
 	texit(p);
 }
 
@@ -420,7 +387,7 @@ TEST(core_fork_isolation_4k)
 	ASSERT_EQ(vm_delta(THPS_VM_nr_anon_pages), 0);
 	texit(p);
 	tdrop_caches();
-	ASSERT_EQ(memfree(), memtotal());
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), tmeminfo(THPS_MEM_MemTotal));
 }
 
 /* A failed fork leaves the parent as it was and no child behind. */
@@ -433,14 +400,14 @@ TEST(core_fork_failure_cleans_up)
 	p = tproc();
 	a = tmmap(p, 0, MB(8), RW, ANON);
 	twrite(p, a, MB(8), PAGE, 1);
-	before = memfree();
+	before = tmeminfo(THPS_MEM_MemFree);
 	for (int n = 1; n <= 6; n++) {
 		thps_fail_alloc(T, THPS_ALLOC_PGTABLE, (uint64_t)n, 0);
 		ASSERT_EQ(thps_fork(p, &c), -ENOMEM);
 		ASSERT(c == NULL);
 		thps_fail_alloc(T, THPS_ALLOC_PGTABLE, 0, 0);
 		tcheck();
-		ASSERT_EQ(memfree(), before);
+		ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), before);
 	}
 	twrite(p, a, MB(8), PAGE, 2);
 	texit(p);

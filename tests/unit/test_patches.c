@@ -16,22 +16,6 @@ static const char *const lifetimes[] = { "refcount", "per-mm", "persistent" };
 
 #define RW (THPS_PROT_READ | THPS_PROT_WRITE)
 
-static uint64_t memfree_kb(void)
-{
-	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
-
-	thps_meminfo(T, mi);
-	return mi[THPS_MEM_MemFree];
-}
-
-static uint64_t memtotal_kb(void)
-{
-	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
-
-	thps_meminfo(T, mi);
-	return mi[THPS_MEM_MemTotal];
-}
-
 /* A process with a 2 MiB-aligned THP-eligible region of len bytes. */
 static thps_proc *proc_with_region(uint64_t len, uint64_t *addr)
 {
@@ -61,13 +45,13 @@ TEST(thp_huge_zero_page_basic_preparation)
 	ASSERT(pi.present && pi.zero_page && !pi.huge_zero && !pi.huge);
 	tknob("transparent_hugepage/enabled", "madvise");
 
-	free_before = memfree_kb();
+	free_before = tmeminfo(THPS_MEM_MemFree);
 	tread(p, a, PAGE, PAGE, 0);
 	pi = tpage(p, a);
 	ASSERT(pi.present && pi.huge && pi.huge_zero && !pi.writable);
 	ASSERT_EQ(pi.pfn % 512, 0);
 	/* an order-9 allocation: 2 MiB of RAM leave the free pool */
-	ASSERT_LE(memfree_kb() + 2048, free_before);
+	ASSERT_LE(tmeminfo(THPS_MEM_MemFree) + 2048, free_before);
 	/* zero-filled, all 2 MiB */
 	memset(buf, 0xaa, sizeof(buf));
 	ASSERT_OK(thps_read(p, a, buf, sizeof(buf)));
@@ -214,7 +198,7 @@ TEST(thp_do_huge_pmd_wp_page_handle_huge_zero_page)
 				}
 				texit(p);
 				tdrop_caches();
-				ASSERT_EQ(memfree_kb() + (l == 2 ? 2048 : 0), memtotal_kb());
+				ASSERT_EQ(tmeminfo(THPS_MEM_MemFree) + (l == 2 ? 2048 : 0), tmeminfo(THPS_MEM_MemTotal));
 			}
 		}
 	}
@@ -389,7 +373,7 @@ TEST(thp_lazy_huge_zero_page_allocation)
 	struct racer r[4] = { { 0 } };
 
 	tmachine(64, NULL);
-	free0 = memfree_kb();
+	free0 = tmeminfo(THPS_MEM_MemFree);
 	p = proc_with_region(MB(2), &a);
 	ASSERT_EQ(vm_delta(THPS_VM_thp_zero_page_alloc), 0);
 	tread(p, a, PAGE, PAGE, 0);
@@ -402,7 +386,7 @@ TEST(thp_lazy_huge_zero_page_allocation)
 	ASSERT_EQ(tpage(p, a).pfn, tpage(p, b).pfn);
 	texit(p);
 	tdrop_caches();
-	ASSERT_EQ(memfree_kb(), free0);
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), free0);
 
 	/* four processes race for the first fault, under the 3.8 lifetime */
 	tmachine(64, "thpsim/huge_zero_page_lifetime=refcount", NULL);
@@ -417,7 +401,7 @@ TEST(thp_lazy_huge_zero_page_allocation)
 	ASSERT_LE(1, vm_delta(THPS_VM_thp_zero_page_alloc));
 	ASSERT_LE(vm_delta(THPS_VM_thp_zero_page_alloc), 4);
 	tdrop_caches();
-	ASSERT_EQ(memfree_kb(), memtotal_kb());
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), tmeminfo(THPS_MEM_MemTotal));
 }
 
 /* 10 "thp: implement refcounting for huge zero page": the shrinker frees the
@@ -432,7 +416,7 @@ TEST(thp_implement_refcounting_for_huge_zero_page)
 
 		tmachine(64, NULL);
 		tknob("thpsim/huge_zero_page_lifetime", lifetimes[l]);
-		total = memtotal_kb();
+		total = tmeminfo(THPS_MEM_MemTotal);
 		p = proc_with_region(MB(4), &a);
 		tread(p, a, MB(4), PAGE, 0);
 		c = tfork(p);
@@ -447,7 +431,7 @@ TEST(thp_implement_refcounting_for_huge_zero_page)
 		texit(p);
 		/* nobody uses it: freed, unless persistent */
 		tdrop_caches();
-		ASSERT_EQ(memfree_kb() + (l == 2 ? 2048 : 0), total);
+		ASSERT_EQ(tmeminfo(THPS_MEM_MemFree) + (l == 2 ? 2048 : 0), total);
 		p = proc_with_region(MB(2), &a);
 		tread(p, a, PAGE, PAGE, 0);
 		ASSERT_EQ(vm_delta(THPS_VM_thp_zero_page_alloc), l == 2 ? 1 : 2);

@@ -9,14 +9,6 @@
 #define RW (THPS_PROT_READ | THPS_PROT_WRITE)
 #define ANON (THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS)
 
-static uint64_t meminfo(int item)
-{
-	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
-
-	thps_meminfo(T, mi);
-	return mi[item];
-}
-
 /*
  * Direct reclaim inside a copy-on-write fault ran the deferred-split
  * shrinker, which split the very THP the fault was copying from and
@@ -67,24 +59,7 @@ TEST(regress_reclaim_in_cow_fault_does_not_split_the_source)
 	texit(c);
 	texit(p);
 	tdrop_caches();
-	ASSERT_EQ(meminfo(THPS_MEM_MemFree), meminfo(THPS_MEM_MemTotal));
-}
-
-static void count_vma(void *arg, uint64_t s, uint64_t e, int prot, const char *f)
-{
-	(void)s;
-	(void)e;
-	(void)prot;
-	(void)f;
-	(*(int *)arg)++;
-}
-
-static int nr_vmas(thps_proc *p)
-{
-	int n = 0;
-
-	ASSERT_OK(thps_for_each_vma(p, count_vma, &n));
-	return n;
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), tmeminfo(THPS_MEM_MemTotal));
 }
 
 /*
@@ -152,7 +127,7 @@ static uint64_t two_vmas(thps_proc *p)
 	twrite(p, a, MB(4), PAGE, 1);
 	twrite(p, a + MB(2), MB(2), PAGE, 2);
 	tmprotect(p, a + MB(2), MB(2), THPS_PROT_READ);
-	ASSERT_EQ(nr_vmas(p), 1 + 1);
+	ASSERT_EQ(tvmas(p), 1 + 1);
 	return a;
 }
 
