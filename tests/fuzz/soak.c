@@ -497,9 +497,12 @@ static void soak_runs(const struct opts *o, uint64_t budget, struct soak_result 
 			double t = now() - t0;
 
 			last = now();
-			fprintf(stderr, "soak%s%.0d: %" PRIu64 " ops in %.0f s (%.0f/s), %" PRIu64 " runs, %" PRIu64
-				" divergences\n", stride > 1 ? " job " : "", stride > 1 ? o->job : 0, total, t,
-				(double)total / t, runs, divergences);
+			char who[32] = "";
+
+			if (stride > 1)
+				snprintf(who, sizeof(who), " job %d", o->job);
+			fprintf(stderr, "soak%s: %" PRIu64 " ops in %.0f s (%.0f/s), %" PRIu64 " runs, %" PRIu64
+				" divergences\n", who, total, t, (double)total / t, runs, divergences);
 		}
 	}
 	*res = (struct soak_result){ total, divergences, runs, skipped, enomem, ms };
