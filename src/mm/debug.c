@@ -585,11 +585,18 @@ int thps_check(thps_machine *m)
 	spin_lock(&m->zone.lock);
 	spin_lock(&m->split_queue_lock);
 	c.nframes = m->zone.wilderness;
-	c.f = calloc(c.nframes, sizeof(*c.f));
-	if (!c.f) {
-		ret = -ENOMEM;
-		goto out;
+	if (c.nframes > m->check_scratch_frames) {
+		void *f = realloc(m->check_scratch, c.nframes * sizeof(*c.f));
+
+		if (!f) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m->check_scratch = f;
+		m->check_scratch_frames = c.nframes;
 	}
+	c.f = m->check_scratch;
+	memset(c.f, 0, c.nframes * sizeof(*c.f));
 	spin_lock(&m->err_lock);
 	for (struct thps_proc *p = m->procs; p && !c.failed; p = p->next)
 		check_mm(&c, &p->mm);
@@ -601,7 +608,6 @@ int thps_check(thps_machine *m)
 		check_split_queue(&c);
 	spin_unlock(&m->err_lock);
 	ret = c.failed ? -EUCLEAN : 0;
-	free(c.f);
 out:
 	spin_unlock(&m->split_queue_lock);
 	spin_unlock(&m->zone.lock);

@@ -220,5 +220,6 @@ void thps_machine_free(thps_machine *m)
 	spin_lock_destroy(&m->proc_lock);
 	spin_lock_destroy(&m->fail_lock);
 	spin_lock_destroy(&m->err_lock);
+	free(m->check_scratch);
 	free(m);
 }

@@ -403,6 +403,12 @@ struct thps_machine {
 	/* the last error message */
 	spinlock_t err_lock;
 	char errbuf[512];
+
+	/* the checker's per-frame scratch (debug.c), kept between calls so
+	 * a check after every operation does not map and fault a fresh
+	 * array each time; guarded by proc_lock, which thps_check holds */
+	void *check_scratch;
+	uint64_t check_scratch_frames;
 };
 
 #endif /* THPSIM_TYPES_H */
