@@ -11,9 +11,9 @@
  *
  * The soak is runs of random length, each on a fresh machine with its own
  * RAM and knobs (gen.c), every operation compared with the reference (diff.c).
- * Every --metamorphic-every'th run is instead one knob-free sequence replayed
- * under every THP setting and huge-zero-page policy: each must read the
- * same bytes and get the same answers.  A divergence is shrunk to a short
+ * One run in --metamorphic-every (picked by its seed) is instead one
+ * knob-free sequence replayed under every THP setting and huge-zero-page
+ * policy: each must read the same bytes and get the same answers.  A divergence is shrunk to a short
  * sequence, written as FILE.ops and printed as a unit test.  The soak ends
  * with "ops=N divergences=D seed=S".
  */
@@ -451,7 +451,10 @@ static void soak_runs(const struct opts *o, uint64_t budget, struct soak_result 
 			break;
 		if (o->verbose)
 			fprintf(stderr, "run %" PRIu64 "\n", run);
-		if (o->meta_every && run % (uint64_t)o->meta_every == (uint64_t)o->meta_every - 1) {
+		/* chosen by the run's seed, not its index: with --jobs J the
+		 * runs are dealt out by index, and every 64th index would land
+		 * every metamorphic run (22 replays) on one job */
+		if (o->meta_every && seed % (uint64_t)o->meta_every == (uint64_t)o->meta_every - 1) {
 			metamorphic(o, run, seed, &ms, &divergences);
 			continue;
 		}
