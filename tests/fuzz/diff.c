@@ -28,7 +28,7 @@
 #define MAX_ACCESS DIFF_MAX_ACCESS
 #define ISOLATION_BYTES DIFF_ISOLATION_BYTES
 
-static const char *errname(int err)
+const char *diff_errname(int err)
 {
 	static __thread char buf[16];
 
@@ -210,7 +210,7 @@ static int compare_read(struct diff *d, int slot, uint64_t addr, uint64_t len, c
 	}
 	if (got != want)
 		return fail(d, "%s p%d %#" PRIx64 "+%#" PRIx64 ": model %s, reference %s", what, slot,
-			    addr, len, errname(got), errname(want));
+			    addr, len, diff_errname(got), diff_errname(want));
 	upto = got ? ok : len;
 	ref_read(&d->ref, slot, addr, d->rbuf, upto);
 	if (!memcmp(d->buf, d->rbuf, upto))
@@ -241,7 +241,7 @@ static int resync_write(struct diff *d, int slot, uint64_t addr, uint64_t len, c
 			stopped = true;
 		} else if (r) {
 			return fail(d, "write -ENOMEM, then reading %#" PRIx64 " back: %s", a,
-				    errname(r));
+				    diff_errname(r));
 		} else if (!stopped && !memcmp(now, new_ + off, chunk)) {
 			ref_write(&d->ref, slot, a, now, chunk);
 		} else if (!memcmp(now, old, chunk)) {
@@ -363,9 +363,9 @@ static int judge(struct diff *d, const struct op *op, int got, const struct ref_
 		*path = REF_ENOMEM;
 	else {
 		op_format(op, line, sizeof(line));
-		return fail(d, "%s: model %s, reference %s%s%s", line, errname(got), errname(e->err),
+		return fail(d, "%s: model %s, reference %s%s%s", line, diff_errname(got), diff_errname(e->err),
 			    e->alt != REF_NO_ALT ? " or " : "",
-			    e->alt != REF_NO_ALT ? errname(e->alt) : "");
+			    e->alt != REF_NO_ALT ? diff_errname(e->alt) : "");
 	}
 	if (*path == REF_ENOMEM)
 		d->nenomem++;
@@ -482,7 +482,7 @@ static int step_write(struct diff *d, const struct op *op, int slot)
 		char line[256];
 
 		op_format(op, line, sizeof(line));
-		fail(d, "%s: model %s, reference %s", line, errname(got), errname(want));
+		fail(d, "%s: model %s, reference %s", line, diff_errname(got), diff_errname(want));
 	} else {
 		ref_write(&d->ref, slot, op->addr, data, got ? ok : op->len);
 	}
@@ -538,7 +538,7 @@ static int step_touch(struct diff *d, const struct op *op, int slot)
 				    "%#" PRIx64, line, t.done, want_done);
 		want_done = t.done;
 	} else if (got != want) {
-		return fail(d, "%s: model %s, reference %s", line, errname(got), errname(want));
+		return fail(d, "%s: model %s, reference %s", line, diff_errname(got), diff_errname(want));
 	} else if (t.done != want_done) {
 		return fail(d, "%s: done %#" PRIx64 ", reference %#" PRIx64, line, t.done, want_done);
 	}
@@ -567,7 +567,7 @@ static int step_fork(struct diff *d, const struct op *op, int slot)
 			return 0;
 		}
 		if (got)
-			return fail(d, "thps_proc_new: %s", errname(got));
+			return fail(d, "thps_proc_new: %s", diff_errname(got));
 		ref_proc_new(&d->ref, slot);
 		return 0;
 	}
@@ -589,7 +589,7 @@ static int step_fork(struct diff *d, const struct op *op, int slot)
 		return 0;
 	}
 	if (got)
-		return fail(d, "fork p%d: %s", slot, errname(got));
+		return fail(d, "fork p%d: %s", slot, diff_errname(got));
 	ref_fork(&d->ref, slot, child);
 	return 0;
 }
@@ -689,7 +689,7 @@ int diff_open(struct diff *d, const struct diff_cfg *cfg)
 
 		err = thps_machine_new(&mc, &d->m);
 		if (err) {
-			snprintf(d->why, sizeof(d->why), "thps_machine_new: %s", errname(err));
+			snprintf(d->why, sizeof(d->why), "thps_machine_new: %s", diff_errname(err));
 			return -1;
 		}
 		if (cfg->inject_count || cfg->inject_nth)
@@ -699,7 +699,7 @@ int diff_open(struct diff *d, const struct diff_cfg *cfg)
 	if (err == -ENOMEM)
 		return 0; /* an injected failure: the run goes on with no process */
 	if (err) {
-		snprintf(d->why, sizeof(d->why), "thps_proc_new: %s", errname(err));
+		snprintf(d->why, sizeof(d->why), "thps_proc_new: %s", diff_errname(err));
 		return -1;
 	}
 	ref_proc_new(&d->ref, d->cfg.first_slot);

@@ -70,5 +70,7 @@ int diff_run(const struct op_list *l, const struct diff_cfg *cfg, struct diff *d
 void diff_print_test(FILE *f, const struct op_list *l, const struct diff_cfg *cfg,
 		     const char *name);
 uint64_t diff_hash(const uint8_t *b, size_t n);
+/* An errno as its C name ("-ENOMEM"), or as a number when not one the API returns. */
+const char *diff_errname(int err);
 
 #endif

@@ -16,33 +16,16 @@
 
 #include "diff.h"
 
-static const char *errsym(int err)
-{
-	static char buf[16];
-
-	switch (err) {
-	case 0: return "0";
-	case -EINVAL: return "-EINVAL";
-	case -ENOMEM: return "-ENOMEM";
-	case -EFAULT: return "-EFAULT";
-	case -EEXIST: return "-EEXIST";
-	case -EOPNOTSUPP: return "-EOPNOTSUPP";
-	default:
-		snprintf(buf, sizeof(buf), "%d", err);
-		return buf;
-	}
-}
-
 /* "r == E" with the other acceptable answers. */
 static void emit_check(FILE *f, const struct ref_expect *e)
 {
 	if (e->alt == REF_NO_ALT && !e->enomem_ok) {
-		fprintf(f, "\tASSERT_EQ(r, %s);\n", errsym(e->err));
+		fprintf(f, "\tASSERT_EQ(r, %s);\n", diff_errname(e->err));
 		return;
 	}
-	fprintf(f, "\tASSERT(r == %s", errsym(e->err));
+	fprintf(f, "\tASSERT(r == %s", diff_errname(e->err));
 	if (e->alt != REF_NO_ALT)
-		fprintf(f, " || r == %s", errsym(e->alt));
+		fprintf(f, " || r == %s", diff_errname(e->alt));
 	if (e->enomem_ok)
 		fprintf(f, " || r == -ENOMEM");
 	fprintf(f, ");\n");
@@ -201,7 +184,7 @@ void diff_print_test(FILE *f, const struct op_list *l, const struct diff_cfg *cf
 				", .step = %#" PRIx64 ", .op = %s, .value = %u, .check = 1 };\n",
 				op->addr, op->len, op->len2, op->prot ? "THPS_TOUCH_WRITE" : "THPS_TOUCH_READ",
 				op->seed & 0xff);
-			fprintf(f, "\tASSERT_EQ(thps_touch(p[%d], &t), %s);\n", slot, errsym(want));
+			fprintf(f, "\tASSERT_EQ(thps_touch(p[%d], &t), %s);\n", slot, diff_errname(want));
 			fprintf(f, "\tASSERT_EQ(t.done, %#" PRIx64 ");\n", done);
 			if (!op->prot)
 				fprintf(f, "\tASSERT_EQ(t.mismatches, %" PRIu64 ");\n", mism);
