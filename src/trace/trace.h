@@ -217,6 +217,20 @@ static inline int trace_next(struct trace_reader *r, struct trace_event *ev)
 
 /* ---- helpers shared by the writer, the reader and the tests ---- */
 uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* The format's little-endian 32-bit fields (preamble, block headers). */
+static inline uint32_t trace_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void trace_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
 /* x86-64 system call names the recorder traces; NULL for others. */
 const char *trace_syscall_name(int nr);
 

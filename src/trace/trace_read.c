@@ -30,11 +30,6 @@ __attribute__((format(printf, 3, 4))) static int fail(struct trace_reader *r, ui
 	return -EINVAL;
 }
 
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 uint64_t trace_reader_offset(const struct trace_reader *r)
 {
 	return r->buf_offset + (uint64_t)(r->p - r->buf);
@@ -78,8 +73,8 @@ static int next_block(struct trace_reader *r)
 		return 0;
 	if ((size_t)(r->data_end - h) < TRACE_BLOCK_HDR)
 		return fail(r, off, "truncated: the file ends inside a block header");
-	len = get_le32(h);
-	crc = get_le32(h + 4);
+	len = trace_get_le32(h);
+	crc = trace_get_le32(h + 4);
 	if (len == 0 || len > TRACE_BLOCK_MAX)
 		return fail(r, off, "bad block length %u (the trace is damaged)", len);
 	if ((size_t)(r->data_end - h - TRACE_BLOCK_HDR) < len)
@@ -111,8 +106,8 @@ int trace_reader_open(struct trace_reader *r, const char *path)
 		fail(r, 0, "not a thpsim trace (no %s magic)", TRACE_MAGIC);
 		goto bad;
 	}
-	version = get_le32(pre + 8);
-	hlen = get_le32(pre + 12);
+	version = trace_get_le32(pre + 8);
+	hlen = trace_get_le32(pre + 12);
 	if (version != TRACE_VERSION) {
 		fail(r, 8, "trace format version %u, this thpsim reads version %d", version,
 		     TRACE_VERSION);

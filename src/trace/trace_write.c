@@ -162,14 +162,6 @@ static uint8_t *put_name(uint8_t *p, const char *s)
 	return p + n;
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
 static int write_all(struct trace_writer *w, const void *buf, size_t len)
 {
 	if (w->err)
@@ -188,8 +180,8 @@ static void flush_block(struct trace_writer *w)
 
 	if (!w->len)
 		return;
-	put_le32(hdr, (uint32_t)w->len);
-	put_le32(hdr + 4, trace_crc32(0, w->buf, w->len));
+	trace_put_le32(hdr, (uint32_t)w->len);
+	trace_put_le32(hdr + 4, trace_crc32(0, w->buf, w->len));
 	if (!write_all(w, hdr, sizeof(hdr)))
 		write_all(w, w->buf, w->len);
 	w->len = 0;
@@ -252,8 +244,8 @@ int trace_writer_open(struct trace_writer *w, const char *path, const struct tra
 	}
 	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	memcpy(pre, TRACE_MAGIC, 8);
-	put_le32(pre + 8, TRACE_VERSION);
-	put_le32(pre + 12, (uint32_t)hlen);
+	trace_put_le32(pre + 8, TRACE_VERSION);
+	trace_put_le32(pre + 12, (uint32_t)hlen);
 	write_all(w, pre, sizeof(pre));
 	write_all(w, text, hlen);
 	free(text);

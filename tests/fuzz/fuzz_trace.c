@@ -18,11 +18,6 @@
 #include "fuzz.h"
 #include "trace/trace.h"
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Walk the blocks as the reader frames them and rewrite each one's CRC. */
 static void fix_checksums(uint8_t *d, size_t size)
 {
@@ -30,15 +25,13 @@ static void fix_checksums(uint8_t *d, size_t size)
 
 	if (size < TRACE_PREAMBLE)
 		return;
-	off = TRACE_PREAMBLE + (size_t)le32(d + 12);
+	off = TRACE_PREAMBLE + (size_t)trace_get_le32(d + 12);
 	while (off <= size && size - off >= TRACE_BLOCK_HDR) {
-		uint32_t len = le32(d + off), crc;
+		uint32_t len = trace_get_le32(d + off);
 
 		if (len == 0 || len > TRACE_BLOCK_MAX || size - off - TRACE_BLOCK_HDR < len)
 			return;
-		crc = trace_crc32(0, d + off + TRACE_BLOCK_HDR, len);
-		for (int i = 0; i < 4; i++)
-			d[off + 4 + i] = (uint8_t)(crc >> (8 * i));
+		trace_put_le32(d + off + 4, trace_crc32(0, d + off + TRACE_BLOCK_HDR, len));
 		off += TRACE_BLOCK_HDR + len;
 	}
 }
