@@ -16,26 +16,63 @@
  */
 #include "internal.h"
 
-/* The MMU: translate addr or return NULL (a fault).  *frame gets the 4 KiB
- * frame the byte lives in. */
-static uint8_t *mmu_walk(struct mm_struct *mm, uint64_t addr, bool write, struct page **frame)
+/*
+ * The MMU's paging-structure cache, for the accesses of one locked call
+ * (one thps_touch run, one thps_read or thps_write): where the PMD entry
+ * of the last 2 MiB walked lives, so the next access in it starts at that
+ * entry instead of the PGD.  Only the entry's location is kept; its value
+ * is read afresh on every access, so a fault that allocates a PTE table,
+ * installs a huge page or splits one is seen at once.  The location stays
+ * right because page-table pages above the PTE level are freed only by
+ * munmap and exit (free_pgtables), which need the lock the call holds.
+ */
+struct walk_cache {
+	uint64_t base; /* the 2 MiB the entry maps; WALK_NONE when empty */
+	pmd_t *pmd;
+};
+#define WALK_NONE 1 /* no PMD-aligned address */
+
+/* The PMD entry for addr, or NULL while a PGD or PUD entry is missing:
+ * the walk from the top, once per 2 MiB (kept out of line so that the
+ * common case, a hit, costs a compare). */
+static __attribute__((noinline)) pmd_t *walk_pmd_slow(struct mm_struct *mm, uint64_t addr,
+						      struct walk_cache *wc)
 {
 	struct thps_machine *m = mm->m;
-	const pteval_t need = _PAGE_PRESENT | (write ? _PAGE_RW : 0);
-	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
-	pgd_t *pgd = pgd_offset(mm, addr);
+	pgd_t *pgd;
 	pud_t *pud;
-	pmd_t *pmd;
-	pte_t *pte;
-	pteval_t v;
-	uint64_t pfn;
 
+	pgd = pgd_offset(mm, addr);
 	if (!(READ_ONCE(pgd->pgd) & _PAGE_PRESENT))
 		return NULL;
 	pud = pud_offset(m, pgd, addr);
 	if (!(READ_ONCE(pud->pud) & _PAGE_PRESENT))
 		return NULL;
-	pmd = pmd_offset(m, pud, addr);
+	wc->base = addr & PMD_MASK;
+	wc->pmd = pmd_offset(m, pud, addr);
+	return wc->pmd;
+}
+
+static inline pmd_t *walk_pmd(struct mm_struct *mm, uint64_t addr, struct walk_cache *wc)
+{
+	if (likely((addr & PMD_MASK) == wc->base))
+		return wc->pmd;
+	return walk_pmd_slow(mm, addr, wc);
+}
+
+/* The MMU from the PMD level down: translate addr or return NULL (a
+ * fault), needing the present bit (and the writable bit for a write) at
+ * the leaf and setting the accessed (and dirty) bit.  *frame gets the
+ * 4 KiB frame the byte lives in. */
+static uint8_t *mmu_walk(struct thps_machine *m, pmd_t *pmd, uint64_t addr, bool write,
+			 struct page **frame)
+{
+	const pteval_t need = _PAGE_PRESENT | (write ? _PAGE_RW : 0);
+	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+	pte_t *pte;
+	pteval_t v;
+	uint64_t pfn;
+
 	v = READ_ONCE(pmd->pmd);
 	if (!(v & _PAGE_PRESENT))
 		return NULL;
@@ -70,7 +107,7 @@ static bool access_error(const struct vm_area_struct *vma, bool write)
  * With "symbolic", a write marks the frame as holding data instead of
  * letting the caller store a byte. */
 static int access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic,
-		       uint8_t **host)
+		       uint8_t **host, struct walk_cache *wc)
 {
 	struct thps_machine *m = mm->m;
 	struct page *frame;
@@ -79,9 +116,10 @@ static int access_page(struct mm_struct *mm, uint64_t addr, bool write, bool sym
 		return -EFAULT;
 	for (int tries = 0;; tries++) {
 		struct vm_area_struct *vma;
+		pmd_t *pmd = walk_pmd(mm, addr, wc);
 		vm_fault_t ret;
 
-		*host = mmu_walk(mm, addr, write, &frame);
+		*host = pmd ? mmu_walk(m, pmd, addr, write, &frame) : NULL;
 		if (*host) {
 			if (write) {
 				VM_BUG_ON_PAGE(PageReserved(frame) ||
@@ -100,7 +138,8 @@ static int access_page(struct mm_struct *mm, uint64_t addr, bool write, bool sym
 			vma = expand_stack(mm, addr);
 		if (!vma || access_error(vma, write))
 			return -EFAULT;
-		ret = handle_mm_fault(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER);
+		ret = handle_mm_fault_pmd(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER,
+					  pmd);
 		if (ret & VM_FAULT_OOM)
 			return -ENOMEM;
 		if (ret & VM_FAULT_SIGSEGV)
@@ -112,6 +151,7 @@ static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool
 {
 	struct mm_struct *mm = &p->mm;
 	uint8_t *b = buf;
+	struct walk_cache wc = { .base = WALK_NONE };
 	int err = 0;
 
 	if (addr + len < addr)
@@ -123,7 +163,7 @@ static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool
 
 		if (chunk > len)
 			chunk = len;
-		err = access_page(mm, addr, write, false, &host);
+		err = access_page(mm, addr, write, false, &host, &wc);
 		if (err)
 			break;
 		if (write)
@@ -153,6 +193,7 @@ int thps_touch(thps_proc *p, struct thps_touch *t)
 	struct mm_struct *mm = &p->mm;
 	const bool write = t->op != THPS_TOUCH_READ, symbolic = t->op == THPS_TOUCH_DIRTY;
 	uint64_t addr = t->addr, end = t->addr + t->len;
+	struct walk_cache wc = { .base = WALK_NONE };
 	int err = 0;
 
 	t->mismatches = 0;
@@ -163,7 +204,7 @@ int thps_touch(thps_proc *p, struct thps_touch *t)
 	for (; addr < end; addr += t->step) {
 		uint8_t *host;
 
-		err = access_page(mm, addr, write, symbolic, &host);
+		err = access_page(mm, addr, write, symbolic, &host, &wc);
 		if (err)
 			break;
 		if (write && !symbolic)

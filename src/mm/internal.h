@@ -376,6 +376,8 @@ struct vm_fault {
 	pte_t orig_pte;
 };
 vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigned flags);
+vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, unsigned flags,
+			       pmd_t *pmd);
 vm_fault_t do_wp_page(struct vm_fault *vmf);
 /* The struct page a PTE maps, or NULL for the zero page (special). */
 struct page *vm_normal_page(struct vm_area_struct *vma, pte_t pte);

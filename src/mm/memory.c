@@ -169,6 +169,15 @@ static vm_fault_t handle_pte_fault(struct vm_fault *vmf)
 
 vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigned flags)
 {
+	return handle_mm_fault_pmd(vma, address, flags, NULL);
+}
+
+/* handle_mm_fault for a caller that has walked to the PMD entry already
+ * (pmd non-NULL: the PGD and PUD entries exist, so pmd_alloc_walk would
+ * allocate nothing and return the same pointer). */
+vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, unsigned flags,
+			       pmd_t *pmd)
+{
 	struct mm_struct *mm = vma->vm_mm;
 	struct vm_fault vmf = {
 		.vma = vma,
@@ -178,9 +187,10 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigne
 	vm_fault_t ret;
 
 	count_vm_event(mm->m, mm, THPS_VM_pgfault);
-	vmf.pmd = pmd_alloc_walk(mm, address);
+	vmf.pmd = pmd ? pmd : pmd_alloc_walk(mm, address);
 	if (!vmf.pmd)
 		return VM_FAULT_OOM;
+	VM_BUG_ON_EXPENSIVE(vmf.pmd != pmd_walk(mm, address));
 	vmf.orig_pmd = pmdp_get(vmf.pmd);
 	if (pmd_none(vmf.orig_pmd) && thp_vma_allowable_pmd(vma, vma->vm_flags)) {
 		ret = do_huge_pmd_anonymous_page(&vmf);
