@@ -200,6 +200,11 @@ static inline struct folio *folio_alloc(struct thps_machine *m, struct mm_struct
 	return (struct folio *)alloc_pages(m, mm, gfp | (order ? __GFP_COMP : 0), order);
 }
 void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order);
+/* The buddy lists' own takers, zone lock held (tests compare the two):
+ * the smallest free block split down to "order", and a frame cache filled
+ * with "count" frames as that many order-0 calls would fill it. */
+int64_t __rmqueue(struct thps_machine *m, unsigned order);
+void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count);
 /* Drop a reference; frees the folio (or page) when it was the last. */
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio);
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs);

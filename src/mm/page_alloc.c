@@ -135,7 +135,7 @@ static void __free_one_page(struct thps_machine *m, uint64_t pfn, unsigned order
 }
 
 /* __rmqueue_smallest: the smallest free block that fits, split down. */
-static int64_t __rmqueue(struct thps_machine *m, unsigned order)
+int64_t __rmqueue(struct thps_machine *m, unsigned order)
 {
 	for (;;) {
 		for (unsigned o = order; o <= MAX_PAGE_ORDER; o++) {
@@ -446,6 +446,10 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 	if ((gfp & __GFP_COMP) && order) {
 		struct folio *folio = (struct folio *)page;
 
+		/* a folio's fields reach into page[2]: an order-1 folio would
+		 * write over the next frame's (Linux keeps those fields only
+		 * for order > 1; the model makes no order-1 folios) */
+		VM_BUG_ON_PAGE(order < 2, m, page);
 		__SetPageHead(page);
 		page->order = (uint8_t)order;
 		for (uint64_t i = 1; i < nr; i++) {
@@ -464,6 +468,45 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 		__SetPageTable(page);
 }
 
+/*
+ * rmqueue_bulk: fill a frame cache with "count" frames, leaving the free
+ * lists exactly as "count" calls of __rmqueue(m, 0) would, without walking
+ * the lists once per frame.  Each such call takes the smallest free block
+ * and gives back its upper halves, one to each lower order, so once it has
+ * split a block of order o (every list below o being empty) the calls that
+ * follow take that block's frames bottom-up, and after r of them what is
+ * left of it is [r, 2^o) cut at each alignment: at offset p a block of
+ * p & -p frames.  Each of those orders then lists that one block alone,
+ * so where in its list it stands cannot differ either.  Zone lock held.
+ */
+void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
+{
+	while (count > 0) {
+		unsigned o = 0;
+		uint64_t pfn, size, take;
+
+		while (o <= MAX_PAGE_ORDER && m->zone.free_area[o].head == NO_PFN)
+			o++;
+		if (o > MAX_PAGE_ORDER) {
+			if (!carve_wilderness(m))
+				return;
+			continue;
+		}
+		pfn = m->zone.free_area[o].head;
+		del_from_free_list(m, (uint32_t)pfn, o);
+		size = 1UL << o;
+		take = (uint64_t)count < size ? (uint64_t)count : size;
+		for (uint64_t i = 0; i < take; i++)
+			pcp_push(m, pcp, (uint32_t)(pfn + i));
+		for (uint64_t p = take, b; p < size; p += b) {
+			b = p & -p;
+			add_to_free_list(m, (uint32_t)(pfn + p), (unsigned)__builtin_ctzll(b));
+		}
+		m->zone.nr_free_pages -= take;
+		count -= (int)take;
+	}
+}
+
 static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned order)
 {
 	int64_t pfn;
@@ -474,14 +517,7 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 		raw_spin_lock(&pcp->lock);
 		if (pcp->head == NO_PFN && !adopt_pcp(m, pcp)) {
 			spin_lock(&m->zone.lock);
-			for (int i = 0; i < PCP_BATCH; i++) {
-				int64_t f = __rmqueue(m, 0);
-
-				if (f < 0)
-					break;
-				m->zone.nr_free_pages--;
-				pcp_push(m, pcp, (uint32_t)f);
-			}
+			rmqueue_bulk(m, pcp, PCP_BATCH);
 			spin_unlock(&m->zone.lock);
 		}
 		pfn = pcp->head == NO_PFN ? -1 : (int64_t)pcp_pop(m, pcp);
