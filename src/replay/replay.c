@@ -348,6 +348,12 @@ static int is_foreign(const struct replay_mm *mm, uint64_t addr)
 #define COW_EMPTY 0
 #define COW_GONE 1 /* page numbers are >= 16: no clash with these */
 
+/* Where the probe for page starts. */
+static size_t cow_slot(const struct replay_mm *mm, uint64_t page)
+{
+	return (size_t)(page * 0x9e3779b97f4a7c15ULL >> 20) & (mm->cow_cap - 1);
+}
+
 static void cow_insert(struct replay_mm *mm, uint64_t page)
 {
 	size_t i, tomb = SIZE_MAX;
@@ -366,8 +372,7 @@ static void cow_insert(struct replay_mm *mm, uint64_t page)
 				cow_insert(mm, old[k]);
 		free(old);
 	}
-	for (i = (size_t)(page * 0x9e3779b97f4a7c15ULL >> 20) & (mm->cow_cap - 1);;
-	     i = (i + 1) & (mm->cow_cap - 1)) {
+	for (i = cow_slot(mm, page);; i = (i + 1) & (mm->cow_cap - 1)) {
 		if (mm->cow[i] == page)
 			return;
 		if (mm->cow[i] == COW_GONE && tomb == SIZE_MAX)
@@ -383,14 +388,33 @@ static void cow_insert(struct replay_mm *mm, uint64_t page)
 	mm->cow_n++;
 }
 
-/* Forget the copies in [start, end): unmapped, or mapped over. */
+static void cow_remove_slot(struct replay_mm *mm, size_t k)
+{
+	mm->cow[k] = COW_GONE;
+	mm->cow_n--;
+}
+
+/* Forget the copies in [start, end): unmapped, or mapped over.  A range of
+ * fewer pages than the set has slots is looked up page by page (a program
+ * that maps and unmaps often pays for its calls, not for the set's size);
+ * a larger one is a sweep of the set. */
 static void cow_remove_range(struct replay_mm *mm, uint64_t start, uint64_t end)
 {
+	const uint64_t first = start >> 12, last = (end + 4095) >> 12;
+
+	if (last - first < mm->cow_cap) {
+		for (uint64_t page = first; mm->cow_n && page < last; page++)
+			for (size_t i = cow_slot(mm, page); mm->cow[i] != COW_EMPTY;
+			     i = (i + 1) & (mm->cow_cap - 1))
+				if (mm->cow[i] == page) {
+					cow_remove_slot(mm, i);
+					break;
+				}
+		return;
+	}
 	for (size_t k = 0; mm->cow_n && k < mm->cow_cap; k++)
-		if (mm->cow[k] > COW_GONE && mm->cow[k] >= start >> 12 && mm->cow[k] < (end + 4095) >> 12) {
-			mm->cow[k] = COW_GONE;
-			mm->cow_n--;
-		}
+		if (mm->cow[k] > COW_GONE && mm->cow[k] >= first && mm->cow[k] < last)
+			cow_remove_slot(mm, k);
 }
 
 static void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end)
