@@ -11,8 +11,9 @@
 
 struct bench_record {
 	uint64_t replay_records, replay_rw_records;
-	double replay_never, replay_always;  /* trace records per second: reads */
-	double replay_rw_never, replay_rw_always; /* reads and writes */
+	/* trace records per second, [0] per CPU-second, [1] per wall second */
+	double replay_never[2], replay_always[2];       /* first reads */
+	double replay_rw_never[2], replay_rw_always[2]; /* reads, then writes */
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */
