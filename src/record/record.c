@@ -38,6 +38,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -628,23 +629,88 @@ static void supervise(struct run *run, int sfd)
 }
 
 /* ---- the command ---- */
-static void shell_join(char *out, size_t len, char **argv)
+
+/* A bounded string being built; "full" once something did not fit. */
+struct strbuf {
+	char *s;
+	size_t len, n;
+	bool full;
+};
+
+static void sb_put(struct strbuf *b, const char *str, size_t l)
 {
-	size_t n = 0;
+	if (b->full || b->n + l >= b->len) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->s + b->n, str, l);
+	b->n += l;
+	b->s[b->n] = 0;
+}
+
+/* Word w, quoted so that bash reads it back as the same word: as it is
+ * when it is plain, else in '...' (each ' written '\''), and in $'...'
+ * when it holds control characters, since the header is one line and a
+ * newline has to be written \n. */
+static void sb_put_word(struct strbuf *b, const char *w)
+{
+	static const char plain_chars[] = "abcdefghijklmnopqrstuvwxyz"
+					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@";
+	bool plain = *w != 0, control = false;
+	char esc[8];
+
+	for (const unsigned char *c = (const unsigned char *)w; *c; c++) {
+		if (!strchr(plain_chars, *c))
+			plain = false;
+		if (*c < 0x20 || *c == 0x7f)
+			control = true;
+	}
+	if (plain) {
+		sb_put(b, w, strlen(w));
+		return;
+	}
+	sb_put(b, control ? "$'" : "'", control ? 2 : 1);
+	for (const unsigned char *c = (const unsigned char *)w; *c; c++) {
+		if (*c == '\'' && !control)
+			sb_put(b, "'\\''", 4);
+		else if (!control)
+			sb_put(b, (const char *)c, 1);
+		else if (*c == '\n')
+			sb_put(b, "\\n", 2);
+		else if (*c == '\t')
+			sb_put(b, "\\t", 2);
+		else if (*c == '\\' || *c == '\'') {
+			esc[0] = '\\';
+			esc[1] = (char)*c;
+			sb_put(b, esc, 2);
+		} else if (*c < 0x20 || *c == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", *c);
+			sb_put(b, esc, 4);
+		} else {
+			sb_put(b, (const char *)c, 1);
+		}
+	}
+	sb_put(b, "'", 1);
+}
+
+void rec_shell_join(char *out, size_t len, char *const argv[])
+{
+	static const char cut[] = " ...";
+	struct strbuf b = { out, len - (sizeof(cut) - 1), 0, false };
 
 	out[0] = 0;
-	for (int i = 0; argv[i] && n + 4 < len; i++) {
-		int plain = argv[i][0] != 0;
+	for (int i = 0; argv[i]; i++) {
+		size_t before = b.n;
 
-		for (const char *c = argv[i]; *c; c++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@",
-				    *c))
-				plain = 0;
-		n += (size_t)snprintf(out + n, len - n, plain ? "%s%s" : "%s'%s'", i ? " " : "",
-				      argv[i]);
+		if (i)
+			sb_put(&b, " ", 1);
+		sb_put_word(&b, argv[i]);
+		if (b.full) {
+			/* whole words only, and say that the rest is missing */
+			memcpy(out + before, cut, sizeof(cut));
+			return;
+		}
 	}
-	if (n >= len)
-		out[len - 1] = 0;
 }
 
 static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
@@ -658,7 +724,7 @@ static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
 	uname(&u);
 	trace_header_add(h, "kernel", u.release);
 	trace_header_add(h, "machine", u.machine);
-	shell_join(cmd, sizeof(cmd), argv);
+	rec_shell_join(cmd, sizeof(cmd), argv);
 	trace_header_add(h, "command", cmd);
 	gmtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);

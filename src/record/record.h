@@ -72,6 +72,11 @@ size_t rec_perf_pending(struct rec_perf *pp);
 /* poll(2) descriptors: one per CPU (the first event's). */
 int rec_perf_pollfds(struct rec_perf *pp, struct pollfd *pfd, int max);
 
+/* argv as one line that bash reads back into the same words (the trace
+ * header's "command"); when it does not fit in len, whole words only,
+ * ending " ...". */
+void rec_shell_join(char *out, size_t len, char *const argv[]);
+
 /* ---- procfs.c ---- */
 
 /* Add the THP settings under /sys/kernel/mm/transparent_hugepage to h,

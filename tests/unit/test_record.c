@@ -6,7 +6,9 @@
  * saying which is missing.  The programs come from THPSIM_PROGS, which
  * "make check" sets.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -152,4 +154,62 @@ TEST(record_bad_arguments)
 	ASSERT_EQ(cmd_record(3, noout), 2);
 	ASSERT_EQ(cmd_record(3, nocmd), 2);
 	ASSERT_EQ(cmd_record(7, badbuf), 2);
+}
+
+/* What bash reads back from line: the words, each ended by a NUL (the
+ * line goes into a script file, so no other shell parses it first). */
+static size_t bash_words(const char *line, char *out, size_t max)
+{
+	char script[64], cmd[128];
+	FILE *f;
+	size_t n;
+
+	snprintf(script, sizeof(script), "/tmp/thpsim-test-%d-words.sh", (int)getpid());
+	f = fopen(script, "w");
+	ASSERT(f);
+	fprintf(f, "set -- %s\nfor a; do printf '%%s\\0' \"$a\"; done\n", line);
+	ASSERT_EQ(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "bash %s", script);
+	f = popen(cmd, "r");
+	ASSERT(f);
+	n = fread(out, 1, max, f);
+	ASSERT_EQ(pclose(f), 0);
+	unlink(script);
+	return n;
+}
+
+/*
+ * The trace header keeps the command as one line (a header value cannot
+ * hold a newline: trace_header_add refuses it).  A command whose words
+ * hold spaces, quotes or newlines (python -c with a script) was dropped
+ * from the header.  Now it is quoted so that bash reads back the very
+ * words; a command too long for the header keeps whole words and ends
+ * " ...".
+ */
+TEST(record_command_line_survives_quoting)
+{
+	char *argv[] = { "python3", "-c", "import sys\nprint('a b', sys.argv)", "", "it's",
+			 "tab\there", "back\\slash", "$HOME", "\x01", "plain-word", NULL };
+	char line[2048], got[4096], want[4096];
+	size_t nwant = 0, ngot;
+	struct trace_header h = { 0 };
+
+	if (access("/bin/bash", X_OK))
+		test_skip("no /bin/bash to read the quoted line back");
+	rec_shell_join(line, sizeof(line), argv);
+	ASSERT(!strchr(line, '\n'));
+	ASSERT_EQ(trace_header_add(&h, "command", line), 0);
+	for (int i = 0; argv[i]; i++) {
+		size_t l = strlen(argv[i]) + 1;
+
+		memcpy(want + nwant, argv[i], l);
+		nwant += l;
+	}
+	ngot = bash_words(line, got, sizeof(got));
+	ASSERT_EQ(ngot, nwant);
+	ASSERT(!memcmp(got, want, nwant));
+
+	/* too long: whole words, then " ..." */
+	rec_shell_join(line, 24, argv);
+	ASSERT(!strcmp(line, "python3 -c ..."));
 }
