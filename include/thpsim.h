@@ -46,9 +46,11 @@ typedef struct thps_proc thps_proc;
 #define THPS_MAP_FIXED 0x10
 #define THPS_MAP_ANONYMOUS 0x20
 #define THPS_MAP_GROWSDOWN 0x0100
+#define THPS_MAP_LOCKED 0x2000   /* not modelled (mlock): -EOPNOTSUPP */
 #define THPS_MAP_NORESERVE 0x4000
 #define THPS_MAP_POPULATE 0x8000
 #define THPS_MAP_STACK 0x20000 /* Linux 6.7+: the mapping gets VM_NOHUGEPAGE */
+#define THPS_MAP_HUGETLB 0x40000 /* not modelled (hugetlbfs): -EOPNOTSUPP */
 #define THPS_MAP_FIXED_NOREPLACE 0x100000
 
 #define THPS_MREMAP_MAYMOVE 1

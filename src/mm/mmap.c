@@ -173,6 +173,12 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 	if (!(flags & THPS_MAP_ANONYMOUS))
 		return machine_error(m, -EOPNOTSUPP,
 				     "mmap: only anonymous mappings are modelled (flags %#x)", flags);
+	/* Linux would map hugetlbfs pages, or lock and populate the range;
+	 * mapping plain anonymous memory instead would answer wrongly */
+	if (flags & THPS_MAP_HUGETLB)
+		return machine_error(m, -EOPNOTSUPP, "mmap: MAP_HUGETLB (hugetlbfs) is not modelled");
+	if (flags & THPS_MAP_LOCKED)
+		return machine_error(m, -EOPNOTSUPP, "mmap: MAP_LOCKED (mlock) is not modelled");
 	if (flags & (THPS_MAP_FIXED | THPS_MAP_FIXED_NOREPLACE)) {
 		if (!IS_ALIGNED(addr, PAGE_SIZE))
 			return machine_error(m, -EINVAL, "mmap: fixed address %#llx not page aligned",

@@ -271,6 +271,10 @@ struct op gen_op(struct gen *g, const struct diff *d)
 			op.flags |= 0x8000; /* MAP_POPULATE */
 		if (chance(g, 5))
 			op.flags |= 0x4000; /* MAP_NORESERVE */
+		if (chance(g, 5))
+			op.flags |= 0x20000; /* MAP_STACK: VM_NOHUGEPAGE */
+		if (chance(g, 1))
+			op.flags |= chance(g, 50) ? 0x40000 : 0x2000; /* MAP_HUGETLB, MAP_LOCKED */
 		if (!d->ref.mm[slot])
 			break;
 		e = ref_mmap((struct ref *)&d->ref, slot, op.addr, op.len, op.prot, op.flags, REF_DECIDE, 0);

@@ -34,6 +34,10 @@
 #define MAP_PRIVATE 0x02
 #define MAP_FIXED 0x10
 #define MAP_ANONYMOUS 0x20
+#define MAP_GROWSDOWN 0x0100
+#define MAP_LOCKED 0x2000
+#define MAP_STACK 0x20000
+#define MAP_HUGETLB 0x40000
 #define MAP_FIXED_NOREPLACE 0x100000
 #define MREMAP_MAYMOVE 1
 #define MREMAP_FIXED 2
@@ -290,9 +294,14 @@ struct ref_expect ref_mmap(struct ref *r, int slot, uint64_t addr, uint64_t len,
 	if (len > REF_TASK_SIZE)
 		return expect(-ENOMEM);
 	len = page_align(len);
-	/* the model's choice: only anonymous private memory */
-	if ((flags & (MAP_SHARED | MAP_PRIVATE)) != MAP_PRIVATE || !(flags & MAP_ANONYMOUS))
+	/* the model's choice: only anonymous private memory, neither hugetlbfs
+	 * nor locked */
+	if ((flags & (MAP_SHARED | MAP_PRIVATE)) != MAP_PRIVATE || !(flags & MAP_ANONYMOUS) ||
+	    (flags & (MAP_HUGETLB | MAP_LOCKED)))
 		return expect(-EOPNOTSUPP);
+	/* a stack that grows down on faults below it is not in the reference */
+	if (flags & MAP_GROWSDOWN)
+		return skip();
 	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 		if (!page_aligned(addr))
 			return expect(-EINVAL);
@@ -333,7 +342,9 @@ struct ref_expect ref_mmap(struct ref *r, int slot, uint64_t addr, uint64_t len,
 		for (uint64_t a = where; a < where + len; a += REF_PAGE_SIZE) {
 			struct ref_page *p = pg(r, slot, a);
 
-			p->flags = RP_MAPPED;
+			/* MAP_STACK is VM_NOHUGEPAGE since Linux 6.7 ("mm: mmap: map
+			 * MAP_STACK to VM_NOHUGEPAGE"; observed: VmFlags nh) */
+			p->flags = RP_MAPPED | ((flags & MAP_STACK) ? RP_NOHUGEPAGE : 0);
 			p->prot = (uint8_t)(prot & PROT_BITS);
 			p->id = id;
 			r->mm[slot]->nr_mapped++;
