@@ -205,7 +205,7 @@ fuzz-replay:
 demo: $(BIN)
 	$(BIN) demo
 
-bench: $(BIN)
+bench: $(BIN) $(PROGS)
 	$(BIN) bench
 
 # Recorded programs against the kernel (root; see docs/validation.md).
