@@ -626,16 +626,6 @@ int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 		page_alloc_exit(m);
 		return -ENOMEM;
 	}
-	/*
-	 * The frames' metadata is touched densely (frames are handed out
-	 * from the bottom up), so let the host back it with huge pages where
-	 * its THP policy is "madvise": one host fault per 64 Ki frames
-	 * instead of one per 128.  The simulated RAM is not advised: only
-	 * page tables and written bytes touch it, sparsely, and 2 MiB host
-	 * pages there would commit memory nobody uses.  An error (a kernel
-	 * without THP) changes nothing but speed.
-	 */
-	(void)madvise(m->mem_map, nr_frames * sizeof(struct page), MADV_HUGEPAGE);
 	spin_lock_init(&m->zone.lock);
 	spin_lock_init(&m->pcp_pool.lock);
 	for (int o = 0; o < NR_PAGE_ORDERS; o++) {
