@@ -163,13 +163,26 @@ int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb)
 
 	mm_lock(mm);
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
+		/* one walk from the top per PMD table (1 GiB), then its entries */
+		pmd_t *table = NULL;
+		uint64_t table_base = 1; /* no PUD-aligned address */
+
 		for (uint64_t addr = ALIGN_UP(vma->vm_start, PMD_SIZE); addr + PMD_SIZE <= vma->vm_end;
 		     addr += PMD_SIZE) {
-			pmd_t *pmd = pmd_walk(mm, addr);
 			pmd_t v;
 
-			if (pmd && !pmd_none(v = pmdp_get(pmd)) && pmd_trans_huge(v) &&
-			    vm_normal_page_pmd(vma, v))
+			if ((addr & PUD_MASK) != table_base) {
+				pmd_t *pmd = pmd_walk(mm, addr);
+
+				table_base = addr & PUD_MASK;
+				table = pmd ? pmd - pmd_index(addr) : NULL;
+			}
+			if (!table) { /* no PMD table: on to the next 1 GiB */
+				addr = table_base + PUD_SIZE - PMD_SIZE;
+				continue;
+			}
+			v = pmdp_get(table + pmd_index(addr));
+			if (!pmd_none(v) && pmd_trans_huge(v) && vm_normal_page_pmd(vma, v))
 				huge += HPAGE_PMD_SIZE;
 		}
 	}

@@ -140,3 +140,29 @@ TEST(proc_usage_equals_figures)
 	texit(c);
 	texit(p);
 }
+
+/* The same across 1 GiB boundaries, where thps_proc_usage reads a whole
+ * PMD table per walk: a mapping of 3 GiB + 4 MiB with THPs on both sides
+ * of a boundary, a whole GiB never touched (no PMD table there) and a THP
+ * beyond it. */
+TEST(proc_usage_equals_figures_across_pmd_tables)
+{
+	const uint64_t gib = MB(1024);
+	thps_proc *p;
+	uint64_t a, start, rss, huge;
+
+	tmachine(64, "transparent_hugepage/enabled=always", NULL);
+	p = tproc();
+	a = tmmap_aligned(p, 3 * gib + MB(4));
+	start = (a + gib - 1) & ~(gib - 1); /* the first 1 GiB boundary inside */
+	ASSERT(start > a && a + 3 * gib + MB(4) > start + 2 * gib + MB(4));
+	twrite(p, start - HPAGE, HPAGE, HPAGE, 1);         /* last THP before it */
+	twrite(p, start, 2 * HPAGE, HPAGE, 2);             /* first two after it */
+	twrite(p, start + gib - HPAGE, HPAGE, HPAGE, 3);   /* last before the next */
+	twrite(p, a + 3 * gib + MB(2), HPAGE, HPAGE, 4);   /* the mapping's last THP */
+	ASSERT_OK(thps_proc_usage(p, &rss, &huge));
+	ASSERT_EQ(rss, fig(p, THPS_PROC_Rss));
+	ASSERT_EQ(huge, fig(p, THPS_PROC_AnonHugePages));
+	ASSERT_EQ(huge, 5 * 2048);
+	texit(p);
+}
