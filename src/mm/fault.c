@@ -105,9 +105,12 @@ static bool access_error(const struct vm_area_struct *vma, bool write)
 
 /* Translate, faulting as needed: 0 with *host set, or a negative errno.
  * With "symbolic", a write marks the frame as holding data instead of
- * letting the caller store a byte. */
-static int access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic,
-		       uint8_t **host, struct walk_cache *wc)
+ * letting the caller store a byte.  Inlined into both callers' loops: an
+ * access that hits is a few dozen instructions, and the call and its
+ * setup were a good part of them. */
+static inline __attribute__((always_inline)) int
+access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint8_t **host,
+	    struct walk_cache *wc)
 {
 	struct thps_machine *m = mm->m;
 	struct page *frame;
