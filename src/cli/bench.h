@@ -11,7 +11,10 @@
 
 #include "thpsim.h"
 
+/* Seconds on the monotonic clock, and of CPU time this thread has had
+ * (0 when the clock cannot be read). */
 double bench_now(void);
+double bench_thread_cpu(void);
 
 /* ---- bench_refcount.c ---- */
 

@@ -20,21 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bench_record.h"
 #include "record/record.h"
 #include "replay/replay.h"
 #include "trace/trace.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* rounds x (256 Ki reads [+ 256 Ki writes]) over 1 GiB, with mmap/munmap. */
 static int write_bench_trace(const char *path, int rounds, int writes, uint64_t *records)
@@ -64,14 +56,6 @@ static int write_bench_trace(const char *path, int rounds, int writes, uint64_t 
 	trace_write_exit(&w, 0);
 	*records = w.nrecords + 1;
 	return trace_writer_close(&w);
-}
-
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -104,15 +88,15 @@ static void replay_rate(const char *path, const char *enabled, uint64_t *records
 		o.knob_value[0] = enabled;
 		o.nknobs = 1;
 		o.ram_bytes = 4ULL << 30;
-		c0 = thread_cpu_s();
-		w0 = now_s();
+		c0 = bench_thread_cpu();
+		w0 = bench_now();
 		if (replay_run(path, &o, &res, err, sizeof(err))) {
 			fprintf(stderr, "thpsim bench: replay: %s\n", err);
 			replay_result_free(&res);
 			return;
 		}
-		cpu[i] = thread_cpu_s() - c0;
-		wall[i] = now_s() - w0;
+		cpu[i] = bench_thread_cpu() - c0;
+		wall[i] = bench_now() - w0;
 		*records = res.records;
 		replay_result_free(&res);
 	}
@@ -141,7 +125,7 @@ static int self_dir(char *out, size_t len)
 /* Wall time of running argv, output discarded; < 0 on failure. */
 static double run_timed(char *const argv[])
 {
-	double t0 = now_s();
+	double t0 = bench_now();
 	int st;
 	pid_t pid = fork();
 
@@ -155,7 +139,7 @@ static double run_timed(char *const argv[])
 	}
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
-	return now_s() - t0;
+	return bench_now() - t0;
 }
 
 static double median_of(char *const argv[], int n)

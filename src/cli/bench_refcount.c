@@ -70,15 +70,6 @@ struct worker {
 	char why[96];
 } __attribute__((aligned(64))); /* one cache line or more per worker */
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A new process that maps its region and read-faults it, 2 MiB apart. */
 static int start_process(struct worker *w, thps_proc **out)
 {
@@ -118,7 +109,7 @@ static void *worker_main(void *arg)
 	double cpu0;
 
 	gate_wait(w->gate);
-	cpu0 = thread_cpu_s();
+	cpu0 = bench_thread_cpu();
 	if (!live) {
 		w->err = -ENOMEM;
 		snprintf(w->why, sizeof(w->why), "host memory");
@@ -132,7 +123,7 @@ static void *worker_main(void *arg)
 	for (int i = 0; i < n; i++)
 		thps_exit(live[i]);
 	free(live);
-	w->cpu_s = thread_cpu_s() - cpu0;
+	w->cpu_s = bench_thread_cpu() - cpu0;
 	return NULL;
 }
 
