@@ -134,8 +134,10 @@ static void __free_one_page(struct thps_machine *m, uint64_t pfn, unsigned order
 	add_to_free_list(m, (uint32_t)pfn, order);
 }
 
-/* __rmqueue_smallest: the smallest free block that fits, split down. */
-int64_t __rmqueue(struct thps_machine *m, unsigned order)
+/* The smallest free block of at least "order", taken off its list (from
+ * the wilderness when every list is empty); *got gets its order.  -1 when
+ * memory is full. */
+static int64_t take_smallest_block(struct thps_machine *m, unsigned order, unsigned *got)
 {
 	for (;;) {
 		for (unsigned o = order; o <= MAX_PAGE_ORDER; o++) {
@@ -144,16 +146,26 @@ int64_t __rmqueue(struct thps_machine *m, unsigned order)
 			if (pfn == NO_PFN)
 				continue;
 			del_from_free_list(m, pfn, o);
-			/* expand(): give back the upper halves */
-			while (o > order) {
-				o--;
-				add_to_free_list(m, pfn + (1U << o), o);
-			}
+			*got = o;
 			return pfn;
 		}
 		if (!carve_wilderness(m))
 			return -1;
 	}
+}
+
+/* __rmqueue_smallest: the smallest free block that fits, split down. */
+int64_t __rmqueue(struct thps_machine *m, unsigned order)
+{
+	unsigned o;
+	int64_t pfn = take_smallest_block(m, order, &o);
+
+	/* expand(): give back the upper halves */
+	while (pfn >= 0 && o > order) {
+		o--;
+		add_to_free_list(m, (uint32_t)pfn + (1U << o), o);
+	}
+	return pfn;
 }
 
 /* ---- failure injection ---- */
@@ -482,18 +494,12 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
 void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
 {
 	while (count > 0) {
-		unsigned o = 0;
-		uint64_t pfn, size, take;
+		unsigned o;
+		int64_t pfn = take_smallest_block(m, 0, &o);
+		uint64_t size, take;
 
-		while (o <= MAX_PAGE_ORDER && m->zone.free_area[o].head == NO_PFN)
-			o++;
-		if (o > MAX_PAGE_ORDER) {
-			if (!carve_wilderness(m))
-				return;
-			continue;
-		}
-		pfn = m->zone.free_area[o].head;
-		del_from_free_list(m, (uint32_t)pfn, o);
+		if (pfn < 0)
+			return;
 		size = 1UL << o;
 		take = (uint64_t)count < size ? (uint64_t)count : size;
 		for (uint64_t i = 0; i < take; i++)
