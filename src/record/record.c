@@ -669,17 +669,24 @@ static void sb_put_word(struct strbuf *b, const char *w)
 		sb_put(b, w, strlen(w));
 		return;
 	}
-	sb_put(b, control ? "$'" : "'", control ? 2 : 1);
+	if (!control) {
+		sb_put(b, "'", 1);
+		for (const char *c = w; *c; c++) {
+			if (*c == '\'')
+				sb_put(b, "'\\''", 4);
+			else
+				sb_put(b, c, 1);
+		}
+		sb_put(b, "'", 1);
+		return;
+	}
+	sb_put(b, "$'", 2);
 	for (const unsigned char *c = (const unsigned char *)w; *c; c++) {
-		if (*c == '\'' && !control)
-			sb_put(b, "'\\''", 4);
-		else if (!control)
-			sb_put(b, (const char *)c, 1);
-		else if (*c == '\n')
+		if (*c == '\n') {
 			sb_put(b, "\\n", 2);
-		else if (*c == '\t')
+		} else if (*c == '\t') {
 			sb_put(b, "\\t", 2);
-		else if (*c == '\\' || *c == '\'') {
+		} else if (*c == '\\' || *c == '\'') {
 			esc[0] = '\\';
 			esc[1] = (char)*c;
 			sb_put(b, esc, 2);
