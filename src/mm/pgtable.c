@@ -96,6 +96,10 @@ int __pte_alloc(struct mm_struct *mm, pmd_t *pmd)
 
 	if (!t)
 		return -ENOMEM;
+	/* The fault reads the new table at once, then writes it.  On frame
+	 * bytes the host never committed that is two host faults (its zero
+	 * page, then a copy); storing one of the zeros first makes it one. */
+	WRITE_ONCE(*(uint8_t *)pfn_address(mm->m, page_to_pfn(mm->m, t)), 0);
 	mm_inc_nr_ptes(mm);
 	set_pmd(pmd, __pmd(mk_table_entry(page_to_pfn(mm->m, t))));
 	return 0;

@@ -203,6 +203,7 @@ struct zone {
 	struct free_area free_area[NR_PAGE_ORDERS];
 	uint64_t wilderness;    /* model: frames from here on were never handed out */
 	uint64_t nr_free_pages; /* free frames on the lists and in the wilderness */
+	uint64_t metadata_committed; /* model: frames whose metadata the host committed */
 };
 
 /* Per-process cache of free order-0 frames (Linux keeps one per CPU). */
