@@ -228,8 +228,16 @@ static inline void page_bytes_dirtied(struct page *page)
 }
 
 /* ---- counters (mm/vmstat.c) ---- */
-/* Count in mm's share, or (mm NULL) the machine's own, atomically. */
-void count_vm_events(struct thps_machine *m, struct mm_struct *mm, int item, int64_t n);
+/* Count in mm's share, or (mm NULL) the machine's own, atomically.
+ * Inline: a fault counts three or four events. */
+static inline void count_vm_events(struct thps_machine *m, struct mm_struct *mm, int item,
+				   int64_t n)
+{
+	if (mm)
+		local_add(&mm->stat.v[item], n);
+	else
+		__atomic_fetch_add(&m->stat.v[item], n, __ATOMIC_RELAXED);
+}
 static inline void count_vm_event(struct thps_machine *m, struct mm_struct *mm, int item)
 {
 	count_vm_events(m, mm, item, 1);

@@ -36,14 +36,6 @@ const char *thps_meminfo_item_name(int item)
 	return item >= 0 && item < THPS_NR_MEMINFO_ITEMS ? meminfo_names[item] : NULL;
 }
 
-void count_vm_events(struct thps_machine *m, struct mm_struct *mm, int item, int64_t n)
-{
-	if (mm)
-		local_add(&mm->stat.v[item], n);
-	else
-		__atomic_fetch_add(&m->stat.v[item], n, __ATOMIC_RELAXED);
-}
-
 /* An exiting process's counters join the machine's totals. */
 void vmstat_fold_mm(struct thps_machine *m, struct mm_struct *mm)
 {
