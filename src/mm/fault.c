@@ -64,8 +64,8 @@ static inline pmd_t *walk_pmd(struct mm_struct *mm, uint64_t addr, struct walk_c
  * fault), needing the present bit (and the writable bit for a write) at
  * the leaf and setting the accessed (and dirty) bit.  *frame gets the
  * 4 KiB frame the byte lives in. */
-static uint8_t *mmu_walk(struct thps_machine *m, pmd_t *pmd, uint64_t addr, bool write,
-			 struct page **frame)
+static inline __attribute__((always_inline)) uint8_t *
+mmu_walk(struct thps_machine *m, pmd_t *pmd, uint64_t addr, bool write, struct page **frame)
 {
 	const pteval_t need = _PAGE_PRESENT | (write ? _PAGE_RW : 0);
 	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
@@ -191,33 +191,61 @@ int thps_write(thps_proc *p, uint64_t addr, const void *buf, size_t len)
 	return access_range(p, addr, (void *)buf, len, true);
 }
 
-int thps_touch(thps_proc *p, struct thps_touch *t)
+/*
+ * One touch loop per kind of access, so that the walk and the fault entry
+ * are compiled with "write" and "symbolic" known (the replay spends most of
+ * its time here).  Returns 0 or the access's error; *n gets the number of
+ * accesses that succeeded.
+ */
+static inline __attribute__((always_inline)) int
+touch_loop(struct mm_struct *mm, const struct thps_touch *t, bool write, bool symbolic,
+	   uint64_t *n, uint64_t *mismatches)
 {
-	struct mm_struct *mm = &p->mm;
-	const bool write = t->op != THPS_TOUCH_READ, symbolic = t->op == THPS_TOUCH_DIRTY;
-	uint64_t addr = t->addr, end = t->addr + t->len;
+	const uint64_t step = t->step, end = t->addr + t->len;
+	const uint8_t value = t->value;
+	const bool check = t->check;
 	struct walk_cache wc = { .base = WALK_NONE };
+	uint64_t done = 0;
 	int err = 0;
 
-	t->mismatches = 0;
-	t->done = 0;
-	if (!t->step || end < addr)
-		return -EINVAL;
-	mm_lock(mm);
-	for (; addr < end; addr += t->step) {
+	for (uint64_t addr = t->addr; addr < end; addr += step) {
 		uint8_t *host;
 
 		err = access_page(mm, addr, write, symbolic, &host, &wc);
 		if (err)
 			break;
 		if (write && !symbolic)
-			*host = t->value;
-		else if (t->check && *host != t->value)
-			t->mismatches++;
-		t->done = addr - t->addr + 1;
-		if (addr + t->step < addr)
+			*host = value;
+		else if (check && *host != value)
+			(*mismatches)++;
+		done++;
+		if (addr + step < addr)
 			break;
 	}
+	*n = done;
+	return err;
+}
+
+int thps_touch(thps_proc *p, struct thps_touch *t)
+{
+	struct mm_struct *mm = &p->mm;
+	uint64_t n, mismatches = 0;
+	int err;
+
+	t->mismatches = 0;
+	t->done = 0;
+	if (!t->step || t->addr + t->len < t->addr)
+		return -EINVAL;
+	mm_lock(mm);
+	if (t->op == THPS_TOUCH_READ)
+		err = touch_loop(mm, t, false, false, &n, &mismatches);
+	else if (t->op == THPS_TOUCH_DIRTY)
+		err = touch_loop(mm, t, true, true, &n, &mismatches);
+	else
+		err = touch_loop(mm, t, true, false, &n, &mismatches);
 	mm_unlock(mm);
+	/* bytes up to and including the last access that succeeded */
+	t->done = n ? (n - 1) * t->step + 1 : 0;
+	t->mismatches = mismatches;
 	return err;
 }
