@@ -1085,6 +1085,17 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 				r.cur = t ? t->mm : NULL;
 			}
 			do_fault(&r, ev);
+			if (r.cur && tr->nrecords < r.next_sample) {
+				/* the faults that follow, page by page, join the
+				 * run as do_fault would have added them */
+				uint64_t room = r.next_sample - tr->nrecords, k;
+
+				if (room > RUN_MAX - r.run.n)
+					room = RUN_MAX - r.run.n;
+				k = trace_next_seq(tr, ev->write, room);
+				r.run.n += k;
+				r.cur->faults += k;
+			}
 			if (__builtin_expect(tr->nrecords >= r.next_sample, 0)) {
 				run_flush(&r);
 				r.now_ns = ev->time_ns;

@@ -215,6 +215,31 @@ static inline int trace_next(struct trace_reader *r, struct trace_event *ev)
 	return trace_next_slow(r, ev);
 }
 
+/*
+ * After a fault record: take the fault records that follow it, each one
+ * page above the one before with the same write bit (user or kernel mode
+ * alike), at most max of them and within the block read.  Returns how
+ * many; r->last_page is the last one's page.  These are most of a trace
+ * (a program filling memory), and a reader that only extends a run of
+ * faults need not decode each into an event.
+ */
+static inline uint64_t trace_next_seq(struct trace_reader *r, int write, uint64_t max)
+{
+	uint8_t *p = r->p;
+	const unsigned next = 0x10 | (write ? 0x2 : 0); /* delta +1, zigzag 2 */
+	uint64_t n = 0;
+
+	if ((uint64_t)(r->blk_end - p) < max)
+		max = (uint64_t)(r->blk_end - p);
+	while (n < max && (p[n] & ~0x4u) == next)
+		n++;
+	r->p = p + n;
+	r->last_page += n;
+	r->nrecords += n;
+	r->nfaults += n;
+	return n;
+}
+
 /* ---- helpers shared by the writer, the reader and the tests ---- */
 uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
 

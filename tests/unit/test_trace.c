@@ -193,6 +193,84 @@ TEST(trace_sequential_fault_is_one_byte)
 	unlink(path);
 }
 
+/*
+ * trace_next_seq (the replay's way through runs of faults) takes exactly
+ * the records trace_next would have decoded as "one page up, same write
+ * bit": read a trace both ways and compare every fault's page and kind.
+ * The trace mixes such runs with gaps, steps back, the other write bit,
+ * kernel-mode faults, other records, and runs over block boundaries; the
+ * second reader asks for a different maximum each time, zero included.
+ */
+TEST(trace_next_seq_takes_exactly_the_next_pages)
+{
+	struct trace_writer w;
+	static struct trace_reader r;
+	static struct trace_event ev;
+	static uint64_t page[200000];
+	static uint8_t wr[200000];
+	uint64_t args[6] = { 0 }, a = 0x7f0000000000ULL >> 12, x = 88172645463325252ULL;
+	uint64_t n = 0, seen = 0, taken = 0;
+	char path[128];
+
+	tmp_path(path, sizeof(path), "nseq");
+	ASSERT_OK(trace_writer_open(&w, path, NULL));
+	trace_write_proc(&w, 7);
+	for (int i = 0; i < 200000; i++) {
+		unsigned k;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = (unsigned)(x % 16);
+		if (k == 0)
+			a += 2 + x % 9; /* a gap */
+		else if (k == 1)
+			a -= 1 + x % 5; /* back */
+		else
+			a++;
+		if (k == 2)
+			trace_write_syscall(&w, 11, 2, args, 0);
+		wr[i] = k == 3 ? !wr[i ? i - 1 : 0] : (i ? wr[i - 1] : 0);
+		page[i] = a;
+		trace_write_fault(&w, a << 12, wr[i], k == 4);
+	}
+	ASSERT_OK(trace_writer_close(&w));
+
+	ASSERT_OK(trace_reader_open(&r, path));
+	while (trace_next(&r, &ev) > 0)
+		if (ev.type == TR_FAULT) {
+			ASSERT_EQ(ev.addr, page[n] << 12);
+			ASSERT_EQ(ev.write, wr[n]);
+			n++;
+		}
+	trace_reader_close(&r);
+	ASSERT_EQ(n, 200000);
+
+	ASSERT_OK(trace_reader_open(&r, path));
+	while (trace_next(&r, &ev) > 0) {
+		uint64_t k, before = r.nrecords;
+
+		if (ev.type != TR_FAULT)
+			continue;
+		ASSERT_EQ(ev.addr, page[seen] << 12);
+		ASSERT_EQ(ev.write, wr[seen]);
+		seen++;
+		k = trace_next_seq(&r, ev.write, seen % 23);
+		ASSERT_LE(k, seen % 23);
+		ASSERT_EQ(r.nrecords, before + k);
+		for (uint64_t j = 1; j <= k; j++, seen++) {
+			ASSERT_EQ(page[seen], (ev.addr >> 12) + j);
+			ASSERT_EQ(wr[seen], ev.write);
+		}
+		ASSERT_EQ(r.last_page, page[seen - 1]);
+		taken += k;
+	}
+	ASSERT(r.done);
+	ASSERT_EQ(seen, n);
+	ASSERT_EQ(r.nfaults, n);
+	ASSERT(taken > 50000); /* most of the trace went by runs */
+	trace_reader_close(&r);
+	unlink(path);
+}
+
 /* Read the whole trace; the error message, or NULL when it read cleanly. */
 static const char *read_all(const char *path, char *msg, size_t len)
 {
