@@ -23,7 +23,6 @@ int mm_init(struct thps_machine *m, struct mm_struct *mm)
 	mm->m = m;
 	spin_lock_init(&mm->lock);
 	raw_spin_lock_init(&mm->pcp.lock);
-	mm->pcp.head = NO_PFN;
 	mm->deposit_head = NO_PFN;
 	mm->pgd = NO_PFN;
 	mmap_init_layout(mm);

@@ -204,7 +204,7 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
  * the smallest free block split down to "order", and a frame cache filled
  * with "count" frames as that many order-0 calls would fill it. */
 int64_t __rmqueue(struct thps_machine *m, unsigned order);
-void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count);
+void rmqueue_bulk(struct thps_machine *m, uint32_t *stack, int *n, int count);
 /* Drop a reference; frees the folio (or page) when it was the last. */
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio);
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs);

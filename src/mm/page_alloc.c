@@ -283,33 +283,35 @@ bool page_bytes_zero_raw(struct thps_machine *m, const struct page *page)
 }
 
 /* ---- per-process caches ---- */
-static void pcp_push(struct thps_machine *m, struct per_cpu_pages *pcp, uint32_t pfn)
+static void pcp_push(struct thps_machine *m, uint32_t *stack, int *n, uint32_t pfn)
 {
 	__SetPagePcp(pfn_to_page(m, pfn));
-	list_add_pfn(m, &pcp->head, pfn);
-	pcp->count++;
+	stack[(*n)++] = pfn;
 }
 
-static uint32_t pcp_pop(struct thps_machine *m, struct per_cpu_pages *pcp)
+static uint32_t pcp_pop(struct thps_machine *m, uint32_t *stack, int *n)
 {
-	uint32_t pfn = pcp->head;
+	uint32_t pfn = stack[--(*n)];
 
-	list_del_pfn(m, &pcp->head, pfn);
 	__ClearPagePcp(pfn_to_page(m, pfn));
-	pcp->count--;
 	return pfn;
+}
+
+/* Give "count" frames of a cache (or a parked one) back to the buddy
+ * lists, the last in first.  Zone lock held. */
+static void free_stack_bulk(struct thps_machine *m, uint32_t *stack, int *n, int count)
+{
+	while (count-- > 0 && *n) {
+		__free_one_page(m, pcp_pop(m, stack, n), 0);
+		m->zone.nr_free_pages++;
+	}
 }
 
 /* Give "count" frames of the cache back to the buddy lists. pcp lock held. */
 static void free_pcppages_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
 {
 	spin_lock(&m->zone.lock);
-	while (count-- > 0 && pcp->head != NO_PFN) {
-		uint32_t pfn = pcp_pop(m, pcp);
-
-		__free_one_page(m, pfn, 0);
-		m->zone.nr_free_pages++;
-	}
+	free_stack_bulk(m, pcp->pfn, &pcp->count, count);
 	spin_unlock(&m->zone.lock);
 }
 
@@ -346,8 +348,8 @@ static bool pcp_compact(struct thps_machine *m, const struct per_cpu_pages *pcp)
 	uint32_t block[PCP_PARK_MAX_BLOCKS];
 	int nr = 0;
 
-	for (uint32_t pfn = pcp->head; pfn != NO_PFN; pfn = pfn_to_page(m, pfn)->lru.next) {
-		uint32_t b = pfn >> HPAGE_PMD_ORDER;
+	for (int j = 0; j < pcp->count; j++) {
+		uint32_t b = pcp->pfn[j] >> HPAGE_PMD_ORDER;
 		int i;
 
 		for (i = 0; i < nr && block[i] != b; i++)
@@ -375,11 +377,11 @@ void park_pcp(struct thps_machine *m, struct mm_struct *mm)
 	if (pcp->count && may_park(m) && pcp_compact(m, pcp)) {
 		spin_lock(&pool->lock);
 		if (pool->nr < PCP_POOL_LISTS && pool->count + pcp->count <= PCP_POOL_HIGH) {
-			pool->list[pool->nr].head = pcp->head;
+			memcpy(pool->list[pool->nr].pfn, pcp->pfn,
+			       (size_t)pcp->count * sizeof(pcp->pfn[0]));
 			pool->list[pool->nr].count = pcp->count;
 			WRITE_ONCE(pool->nr, pool->nr + 1);
 			pool->count += pcp->count;
-			pcp->head = NO_PFN;
 			WRITE_ONCE(pcp->count, 0);
 			parked = true;
 		}
@@ -403,7 +405,8 @@ static bool adopt_pcp(struct thps_machine *m, struct per_cpu_pages *pcp)
 	spin_lock(&pool->lock);
 	if (pool->nr) {
 		WRITE_ONCE(pool->nr, pool->nr - 1);
-		pcp->head = pool->list[pool->nr].head;
+		memcpy(pcp->pfn, pool->list[pool->nr].pfn,
+		       (size_t)pool->list[pool->nr].count * sizeof(pcp->pfn[0]));
 		WRITE_ONCE(pcp->count, pool->list[pool->nr].count);
 		pool->count -= pcp->count;
 		got = true;
@@ -423,15 +426,12 @@ static bool drain_pcp_pool(struct thps_machine *m)
 	spin_lock(&pool->lock);
 	spin_lock(&m->zone.lock);
 	while (pool->nr) {
-		struct per_cpu_pages list = { .head = pool->list[pool->nr - 1].head,
-					      .count = pool->list[pool->nr - 1].count };
+		int n = pool->list[pool->nr - 1].count;
 
 		WRITE_ONCE(pool->nr, pool->nr - 1);
-		pool->count -= list.count;
-		while (list.head != NO_PFN) {
-			__free_one_page(m, pcp_pop(m, &list), 0);
-			m->zone.nr_free_pages++;
-		}
+		pool->count -= n;
+		free_stack_bulk(m, pool->list[pool->nr].pfn, &n, n);
+		pool->list[pool->nr].count = 0;
 		any = true;
 	}
 	spin_unlock(&m->zone.lock);
@@ -517,9 +517,12 @@ static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, 
  * follow take that block's frames bottom-up, and after r of them what is
  * left of it is [r, 2^o) cut at each alignment: at offset p a block of
  * p & -p frames.  Each of those orders then lists that one block alone,
- * so where in its list it stands cannot differ either.  Zone lock held.
+ * so where in its list it stands cannot differ either.  The frames go on
+ * the stack in the order taken (stack[*n] on, *n counting them), so the
+ * last taken is the first out, as __rmqueue's frames pushed one by one
+ * would be.  Zone lock held.
  */
-void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
+void rmqueue_bulk(struct thps_machine *m, uint32_t *stack, int *n, int count)
 {
 	while (count > 0) {
 		unsigned o;
@@ -531,7 +534,7 @@ void rmqueue_bulk(struct thps_machine *m, struct per_cpu_pages *pcp, int count)
 		size = 1UL << o;
 		take = (uint64_t)count < size ? (uint64_t)count : size;
 		for (uint64_t i = 0; i < take; i++)
-			pcp_push(m, pcp, (uint32_t)(pfn + i));
+			pcp_push(m, stack, n, (uint32_t)(pfn + i));
 		for (uint64_t p = take, b; p < size; p += b) {
 			b = p & -p;
 			add_to_free_list(m, (uint32_t)(pfn + p), (unsigned)__builtin_ctzll(b));
@@ -549,12 +552,12 @@ static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned or
 		struct per_cpu_pages *pcp = &mm->pcp;
 
 		raw_spin_lock(&pcp->lock);
-		if (pcp->head == NO_PFN && !adopt_pcp(m, pcp)) {
+		if (!pcp->count && !adopt_pcp(m, pcp)) {
 			spin_lock(&m->zone.lock);
-			rmqueue_bulk(m, pcp, PCP_BATCH);
+			rmqueue_bulk(m, pcp->pfn, &pcp->count, PCP_BATCH);
 			spin_unlock(&m->zone.lock);
 		}
-		pfn = pcp->head == NO_PFN ? -1 : (int64_t)pcp_pop(m, pcp);
+		pfn = !pcp->count ? -1 : (int64_t)pcp_pop(m, pcp->pfn, &pcp->count);
 		raw_spin_unlock(&pcp->lock);
 		return pfn;
 	}
@@ -614,7 +617,8 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 		struct per_cpu_pages *pcp = &mm->pcp;
 
 		raw_spin_lock(&pcp->lock);
-		pcp_push(m, pcp, (uint32_t)pfn);
+		VM_BUG_ON(pcp->count > PCP_HIGH);
+		pcp_push(m, pcp->pfn, &pcp->count, (uint32_t)pfn);
 		if (pcp->count > PCP_HIGH)
 			free_pcppages_bulk(m, pcp, PCP_BATCH);
 		raw_spin_unlock(&pcp->lock);

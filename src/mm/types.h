@@ -206,14 +206,20 @@ struct zone {
 	uint64_t metadata_committed; /* model: frames whose metadata the host committed */
 };
 
-/* Per-process cache of free order-0 frames (Linux keeps one per CPU). */
-struct per_cpu_pages {
-	raw_spinlock_t lock;
-	uint32_t head;
-	int count;
-};
+/*
+ * Per-process cache of free order-0 frames (Linux keeps one per CPU).  The
+ * last frame in is the first out, as at the head of Linux's list; the model
+ * keeps the frames in an array (a stack), so caching one writes no other
+ * frame's metadata.  A free that takes it over PCP_HIGH gives PCP_BATCH
+ * back, so it never holds more than PCP_HIGH + 1.
+ */
 #define PCP_BATCH 63
 #define PCP_HIGH 256
+struct per_cpu_pages {
+	raw_spinlock_t lock;
+	int count;
+	uint32_t pfn[PCP_HIGH + 1]; /* pfn[count - 1] is the next out */
+};
 
 /*
  * model: the caches of exited processes, kept for new ones.  Linux's
@@ -232,8 +238,8 @@ struct pcp_pool {
 	int nr;        /* parked lists */
 	int64_t count; /* frames on them */
 	struct {
-		uint32_t head;
 		int count;
+		uint32_t pfn[PCP_HIGH + 1]; /* as in struct per_cpu_pages */
 	} list[PCP_POOL_LISTS];
 };
 

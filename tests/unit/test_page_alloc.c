@@ -74,7 +74,8 @@ static void compare_refills(uint64_t seed, int count)
 {
 	static uint64_t slow_lists[MAX_LISTED], fast_lists[MAX_LISTED];
 	static int64_t slow[4096];
-	struct per_cpu_pages pcp = { .head = NO_PFN };
+	static uint32_t stack[4096];
+	int n = 0;
 	uint64_t wild_slow, wild_fast;
 	int nslow = 0, nlists_slow, nlists_fast, i;
 
@@ -90,22 +91,20 @@ static void compare_refills(uint64_t seed, int count)
 	wild_slow = T->zone.wilderness;
 
 	fragmented(seed);
-	rmqueue_bulk(T, &pcp, count);
+	rmqueue_bulk(T, stack, &n, count);
 	nlists_fast = snapshot(T, fast_lists);
 	wild_fast = T->zone.wilderness;
 
-	/* the cache's list holds the last frame taken first */
-	ASSERT_EQ(pcp.count, nslow);
-	i = nslow;
-	for (uint32_t pfn = pcp.head; pfn != NO_PFN; pfn = pfn_to_page(T, pfn)->lru.next) {
-		struct page *page = pfn_to_page(T, pfn);
+	/* the stack holds the frames in the order taken: the last is first out */
+	ASSERT_EQ(n, nslow);
+	for (i = 0; i < n; i++) {
+		struct page *page = pfn_to_page(T, stack[i]);
 
-		ASSERT(i > 0);
-		ASSERT_EQ((int64_t)pfn, slow[--i]);
+		ASSERT_EQ((int64_t)stack[i], slow[i]);
 		ASSERT(!PageBuddy(page));
+		ASSERT(PagePcp(page));
 		ASSERT_EQ(page->order, 0);
 	}
-	ASSERT_EQ(i, 0);
 	ASSERT_EQ(wild_fast, wild_slow);
 	ASSERT_EQ(nlists_fast, nlists_slow);
 	for (i = 0; i < nlists_slow; i++)
