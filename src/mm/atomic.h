@@ -45,6 +45,15 @@ static inline int atomic_add_return(int i, atomic_t *v)
 {
 	return __atomic_add_fetch(&v->counter, i, __ATOMIC_ACQ_REL);
 }
+/* For a counter no other thread can change at the time (others may read
+ * it): a relaxed load and store, without a locked read-modify-write. */
+static inline int atomic_add_return_unshared(int i, atomic_t *v)
+{
+	int n = __atomic_load_n(&v->counter, __ATOMIC_RELAXED) + i;
+
+	__atomic_store_n(&v->counter, n, __ATOMIC_RELAXED);
+	return n;
+}
 static inline void atomic_add(int i, atomic_t *v)
 {
 	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);

@@ -130,7 +130,11 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 					       m, frame);
 				if (!symbolic)
 					page_bytes_dirtied(frame);
-				else if (!PageNonzero(frame))
+				else if (PageNonzero(frame))
+					;
+				else if (page_unshared(frame))
+					__SetPageNonzero(frame);
+				else
 					SetPageNonzero(frame);
 			}
 			return 0;

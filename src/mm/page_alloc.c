@@ -632,7 +632,11 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs)
 {
-	if (atomic_add_return(-refs, &folio->_refcount) != 0) {
+	int left = page_unshared((struct page *)folio)
+			   ? atomic_add_return_unshared(-refs, &folio->_refcount)
+			   : atomic_add_return(-refs, &folio->_refcount);
+
+	if (left != 0) {
 		VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
 		return;
 	}

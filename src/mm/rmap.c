@@ -195,11 +195,13 @@ void folio_remove_rmap_ptes(struct folio *folio, struct page *page, int nr,
 			    struct vm_area_struct *vma)
 {
 	struct thps_machine *m = vma->vm_mm->m;
+	const bool unshared = page_unshared(page); /* order 0: nr is 1 */
 	int last = 0, nr_unmapped = 0;
 	bool partially_mapped = false;
 
 	for (int i = 0; i < nr; i++) {
-		int c = atomic_add_return(-1, &page[i]._mapcount);
+		int c = unshared ? atomic_add_return_unshared(-1, &page[i]._mapcount)
+				 : atomic_add_return(-1, &page[i]._mapcount);
 
 		VM_BUG_ON_PAGE(c < 0, m, &page[i]);
 		if (c == 0)
