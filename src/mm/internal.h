@@ -125,11 +125,12 @@ static inline struct page *folio_page(struct folio *folio, long n)
 /*
  * An order-0 page that only one process maps (PageAnonExclusive: fork,
  * the only way to share it, clears it under that process's lock).  Its
- * flags, mapcount and reference count change only under that lock, so a
- * caller holding it may update them with a plain load and store instead of
- * a locked read-modify-write, which costs a write-heavy replay a sixth of
- * its time.  Large folios are left out: the deferred-split shrinker reaches
- * them from other threads.
+ * flags and mapcount change only under that lock, so a caller holding it
+ * may update them with a plain load and store instead of a locked
+ * read-modify-write.  Not its reference count: the deferred-split shrinker
+ * drops its own reference to a folio it has just split into such pages
+ * without that lock (deferred_split_scan).  Large folios are left out
+ * altogether: the shrinker reaches them from other threads.
  */
 static inline bool page_unshared(const struct page *page)
 {

@@ -632,11 +632,10 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs)
 {
-	int left = page_unshared((struct page *)folio)
-			   ? atomic_add_return_unshared(-refs, &folio->_refcount)
-			   : atomic_add_return(-refs, &folio->_refcount);
-
-	if (left != 0) {
+	/* atomic even for an unshared page: the deferred-split shrinker drops
+	 * the reference it took from the queue after its split, without the
+	 * lock of the process that maps what is then an order-0 page */
+	if (atomic_add_return(-refs, &folio->_refcount) != 0) {
 		VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
 		return;
 	}
