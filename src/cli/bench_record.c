@@ -5,7 +5,10 @@
  *    (a read every 4 KiB, eight rounds of mmap and munmap; then one round of
  *    reads and writes), written to a temporary file and replayed under THP
  *    never (every record a 4 KiB fault) and THP always.  Trace records per
- *    second on one core.
+ *    second on one core.  The reads and writes again in eight rounds of
+ *    128 MiB: the same records, but the frames munmap frees are used again,
+ *    where the single round gives every page a frame (and its metadata) the
+ *    process never used before.
  *  - recording overhead (root and tracepoints only): the cover letter's
  *    program (tests/progs, 51 200 faults in a few tens of ms) run bare,
  *    under "thpsim record", and under "perf record" of the same
@@ -28,12 +31,14 @@
 #include "replay/replay.h"
 #include "trace/trace.h"
 
-/* rounds x (256 Ki reads [+ 256 Ki writes]) over 1 GiB, with mmap/munmap. */
-static int write_bench_trace(const char *path, int rounds, int writes, uint64_t *records)
+/* rounds x (a read every 4 KiB [then a write to each]) over mib MiB, with
+ * mmap/munmap. */
+static int write_bench_trace(const char *path, uint64_t mib, int rounds, int writes,
+			     uint64_t *records)
 {
 	struct trace_writer w;
 	struct trace_header h = { 0 };
-	const uint64_t base = 0x7f0000000000ULL, len = 1ULL << 30;
+	const uint64_t base = 0x7f0000000000ULL, len = mib << 20;
 	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
 	int err;
 
@@ -172,13 +177,17 @@ void bench_record_collect(struct bench_record *b)
 	snprintf(perfdata, sizeof(perfdata), "/tmp/thpsim-bench-%d.perf", (int)getpid());
 
 	/* replay speed: first reads only, then reads and writes */
-	if (write_bench_trace(trace, 8, 0, &recs) == 0) {
+	if (write_bench_trace(trace, 1024, 8, 0, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_records, b->replay_never);
 		replay_rate(trace, "always", &recs, b->replay_always);
 	}
-	if (write_bench_trace(trace, 1, 1, &recs) == 0) {
+	if (write_bench_trace(trace, 1024, 1, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_rw_records, b->replay_rw_never);
 		replay_rate(trace, "always", &recs, b->replay_rw_always);
+	}
+	if (write_bench_trace(trace, 128, 8, 1, &recs) == 0) {
+		replay_rate(trace, "never", &b->replay_reuse_records, b->replay_reuse_never);
+		replay_rate(trace, "always", &recs, b->replay_reuse_always);
 	}
 	unlink(trace);
 
@@ -252,6 +261,15 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		json_double(j, "read_write_records_per_s_thp_always", b->replay_rw_always[0]);
 		json_double(j, "read_write_records_per_s_thp_never_wall", b->replay_rw_never[1]);
 		json_double(j, "read_write_records_per_s_thp_always_wall", b->replay_rw_always[1]);
+		json_uint(j, "read_write_8x128MiB_records", b->replay_reuse_records);
+		json_double(j, "read_write_8x128MiB_records_per_s_thp_never",
+			    b->replay_reuse_never[0]);
+		json_double(j, "read_write_8x128MiB_records_per_s_thp_always",
+			    b->replay_reuse_always[0]);
+		json_double(j, "read_write_8x128MiB_records_per_s_thp_never_wall",
+			    b->replay_reuse_never[1]);
+		json_double(j, "read_write_8x128MiB_records_per_s_thp_always_wall",
+			    b->replay_reuse_always[1]);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
 		if (!b->record_ran) {
@@ -277,14 +295,18 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 	replay_line("first reads", b->replay_records, b->replay_never, b->replay_always);
 	replay_line("reads then writes", b->replay_rw_records, b->replay_rw_never,
 		    b->replay_rw_always);
-	if (b->replay_never[0] > 0 && b->replay_rw_never[0] > 0) {
+	replay_line("  8 x 128 MiB", b->replay_reuse_records, b->replay_reuse_never,
+		    b->replay_reuse_always);
+	if (b->replay_never[0] > 0 && b->replay_rw_never[0] > 0 && b->replay_reuse_never[0] > 0) {
 		/* per page: one read record and one write record */
 		double read_ns = 1e9 / b->replay_never[0];
 		double write_ns = 2 * 1e9 / b->replay_rw_never[0] - read_ns;
+		double reuse_ns = 2 * 1e9 / b->replay_reuse_never[0] - read_ns;
 
 		printf("  (THP never: a first read maps the zero page, %.0f ns a record; a write\n"
-		       "   after it copies on write, allocating a frame that munmap frees: %.0f ns)\n",
-		       read_ns, write_ns);
+		       "   after it copies on write, allocating a frame that munmap frees: %.0f ns,\n"
+		       "   or %.0f ns when the frame was used before)\n",
+		       read_ns, write_ns, reuse_ns);
 	}
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {

@@ -10,10 +10,11 @@
 #include "util/json.h"
 
 struct bench_record {
-	uint64_t replay_records, replay_rw_records;
+	uint64_t replay_records, replay_rw_records, replay_reuse_records;
 	/* trace records per second, [0] per CPU-second, [1] per wall second */
 	double replay_never[2], replay_always[2];       /* first reads */
 	double replay_rw_never[2], replay_rw_always[2]; /* reads, then writes */
+	double replay_reuse_never[2], replay_reuse_always[2]; /* the same in 8 rounds */
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */
