@@ -33,24 +33,19 @@ struct walk_cache {
 #define WALK_NONE 1 /* no PMD-aligned address */
 
 /* The PMD entry for addr, or NULL while a PGD or PUD entry is missing:
- * the walk from the top, once per 2 MiB (kept out of line so that the
- * common case, a hit, costs a compare). */
+ * the walk from the top (pmd_walk: an upper entry is none or a present
+ * table), once per 2 MiB, kept out of line so that the common case, a hit,
+ * costs a compare. */
 static __attribute__((noinline)) pmd_t *walk_pmd_slow(struct mm_struct *mm, uint64_t addr,
 						      struct walk_cache *wc)
 {
-	struct thps_machine *m = mm->m;
-	pgd_t *pgd;
-	pud_t *pud;
+	pmd_t *pmd = pmd_walk(mm, addr);
 
-	pgd = pgd_offset(mm, addr);
-	if (!(READ_ONCE(pgd->pgd) & _PAGE_PRESENT))
-		return NULL;
-	pud = pud_offset(m, pgd, addr);
-	if (!(READ_ONCE(pud->pud) & _PAGE_PRESENT))
-		return NULL;
-	wc->base = addr & PMD_MASK;
-	wc->pmd = pmd_offset(m, pud, addr);
-	return wc->pmd;
+	if (pmd) {
+		wc->base = addr & PMD_MASK;
+		wc->pmd = pmd;
+	}
+	return pmd;
 }
 
 static inline pmd_t *walk_pmd(struct mm_struct *mm, uint64_t addr, struct walk_cache *wc)
@@ -130,12 +125,8 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 					       m, frame);
 				if (!symbolic)
 					page_bytes_dirtied(frame);
-				else if (PageNonzero(frame))
-					;
-				else if (page_unshared(frame))
-					__SetPageNonzero(frame);
 				else
-					SetPageNonzero(frame);
+					page_bytes_symbolic(frame);
 			}
 			return 0;
 		}

@@ -243,6 +243,18 @@ static inline void page_bytes_dirtied(struct page *page)
 	if (PageZeroed(page))
 		ClearPageZeroed(page);
 }
+/* Mark a frame a symbolic write (THPS_TOUCH_DIRTY) holds data in, its
+ * bytes left as they are.  Caller holds the lock of a process mapping it
+ * writable (page_unshared). */
+static inline void page_bytes_symbolic(struct page *page)
+{
+	if (PageNonzero(page))
+		return;
+	if (page_unshared(page))
+		__SetPageNonzero(page);
+	else
+		SetPageNonzero(page);
+}
 
 /* ---- counters (mm/vmstat.c) ---- */
 /* Count in mm's share, or (mm NULL) the machine's own, atomically.
