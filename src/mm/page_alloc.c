@@ -426,12 +426,10 @@ static bool drain_pcp_pool(struct thps_machine *m)
 	spin_lock(&pool->lock);
 	spin_lock(&m->zone.lock);
 	while (pool->nr) {
-		int n = pool->list[pool->nr - 1].count;
-
 		WRITE_ONCE(pool->nr, pool->nr - 1);
-		pool->count -= n;
-		free_stack_bulk(m, pool->list[pool->nr].pfn, &n, n);
-		pool->list[pool->nr].count = 0;
+		pool->count -= pool->list[pool->nr].count;
+		free_stack_bulk(m, pool->list[pool->nr].pfn, &pool->list[pool->nr].count,
+				pool->list[pool->nr].count);
 		any = true;
 	}
 	spin_unlock(&m->zone.lock);

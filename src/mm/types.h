@@ -145,7 +145,7 @@ struct page {
 	uint8_t order;      /* PG_buddy: block order; PG_head: folio order */
 	uint8_t _pad[3];
 	struct {
-		uint32_t next, prev; /* buddy list, pcp list, deposit stack */
+		uint32_t next, prev; /* buddy list, deposit stack */
 	} lru;
 	union {
 		uint64_t index;         /* head/order-0 anon: linear page index */
