@@ -36,6 +36,17 @@
 #define TRACE_NAME_MAX 4096         /* bytes of a name or a note */
 #define TRACE_SYSCALL_ARGS 6
 
+/*
+ * A FAULT record is its first varint: the zigzag distance in pages from
+ * the previous fault << TRACE_FAULT_SHIFT, the kernel and write bits, and
+ * bit 0 clear (docs/trace-format.md).  A page is below TRACE_PAGE_LIMIT
+ * (its address below 2^64); a trace that steps past it is damaged.
+ */
+#define TRACE_FAULT_WRITE 0x2u
+#define TRACE_FAULT_KERNEL 0x4u
+#define TRACE_FAULT_SHIFT 3
+#define TRACE_PAGE_LIMIT (1ULL << 52)
+
 /* Record types (docs/trace-format.md).  FAULT is told by its low bit. */
 #define TRACE_RECORD_TYPES(X)                                                  \
 	X(PROC, 0)    /* pid: the process the next records belong to */       \
@@ -193,19 +204,24 @@ uint64_t trace_reader_offset(const struct trace_reader *r);
  * ("PATH: offset N: what is wrong"). */
 int trace_next_slow(struct trace_reader *r, struct trace_event *ev);
 
-/* The common record, a fault within 8 pages of the previous one, decoded
- * inline; everything else goes to trace_next_slow. */
+/* The common record, a fault within 8 pages of the previous one (one byte:
+ * bit 0 and the varint's continuation bit 7 clear), decoded inline;
+ * everything else, and a step out of the address space, goes to
+ * trace_next_slow. */
 static inline int trace_next(struct trace_reader *r, struct trace_event *ev)
 {
 	if (__builtin_expect(r->p < r->blk_end && !(*r->p & 0x81), 1)) {
-		unsigned h = *r->p++;
+		unsigned h = *r->p, d = h >> TRACE_FAULT_SHIFT;
+		uint64_t page = r->last_page + (uint64_t)((int64_t)(d >> 1) ^ -(int64_t)(d & 1));
 
+		if (__builtin_expect(page >= TRACE_PAGE_LIMIT, 0))
+			return trace_next_slow(r, ev); /* which says where */
+		r->p++;
+		r->last_page = page;
 		ev->type = TR_FAULT;
-		ev->write = (h >> 1) & 1;
-		ev->kernel = (h >> 2) & 1;
-		h >>= 3;
-		r->last_page += (uint64_t)((int64_t)(h >> 1) ^ -(int64_t)(h & 1));
-		ev->addr = r->last_page << 12;
+		ev->write = !!(h & TRACE_FAULT_WRITE);
+		ev->kernel = !!(h & TRACE_FAULT_KERNEL);
+		ev->addr = page << 12;
 		ev->pid = r->pid;
 		ev->time_ns = r->time_ns;
 		r->nrecords++;
@@ -226,12 +242,15 @@ static inline int trace_next(struct trace_reader *r, struct trace_event *ev)
 static inline uint64_t trace_next_seq(struct trace_reader *r, int write, uint64_t max)
 {
 	uint8_t *p = r->p;
-	const unsigned next = 0x10 | (write ? 0x2 : 0); /* delta +1, zigzag 2 */
+	const unsigned next = 2u << TRACE_FAULT_SHIFT | (write ? TRACE_FAULT_WRITE : 0); /* +1 */
 	uint64_t n = 0;
 
 	if ((uint64_t)(r->blk_end - p) < max)
 		max = (uint64_t)(r->blk_end - p);
-	while (n < max && (p[n] & ~0x4u) == next)
+	/* the record that would step out of the address space is trace_next's */
+	if (TRACE_PAGE_LIMIT - 1 - r->last_page < max)
+		max = TRACE_PAGE_LIMIT - 1 - r->last_page;
+	while (n < max && (p[n] & ~TRACE_FAULT_KERNEL) == next)
 		n++;
 	r->p = p + n;
 	r->last_page += n;

@@ -242,10 +242,10 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 		goto bad;
 	if (!(h & 1)) {
 		ev->type = TR_FAULT;
-		ev->write = (h >> 1) & 1;
-		ev->kernel = (h >> 2) & 1;
-		r->last_page += (uint64_t)unzigzag(h >> 3);
-		if (r->last_page >= (1ULL << 52))
+		ev->write = !!(h & TRACE_FAULT_WRITE);
+		ev->kernel = !!(h & TRACE_FAULT_KERNEL);
+		r->last_page += (uint64_t)unzigzag(h >> TRACE_FAULT_SHIFT);
+		if (r->last_page >= TRACE_PAGE_LIMIT)
 			return fail(r, start, "fault address out of range (the trace is damaged)");
 		ev->addr = r->last_page << 12;
 		r->nrecords++;

@@ -283,8 +283,8 @@ void trace_write_fault(struct trace_writer *w, uint64_t addr, int write, int ker
 	uint64_t page = addr >> 12;
 	uint8_t *p = reserve(w, 12);
 
-	p = put_varint(p, (zigzag((int64_t)(page - w->last_page)) << 3) | (kernel ? 4u : 0u) |
-			       (write ? 2u : 0u));
+	p = put_varint(p, (zigzag((int64_t)(page - w->last_page)) << TRACE_FAULT_SHIFT) |
+			       (kernel ? TRACE_FAULT_KERNEL : 0) | (write ? TRACE_FAULT_WRITE : 0));
 	commit(w, p);
 	w->last_page = page;
 	w->nfaults++;

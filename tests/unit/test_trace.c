@@ -410,6 +410,115 @@ TEST(trace_damage_is_refused_with_offset)
 	unlink(path);
 }
 
+/*
+ * Rewrite the first block's payload where "from" (n bytes) first occurs
+ * into "to", with the block's CRC made right again: damage a reader can
+ * only see in the records.  The file offset of the change.
+ */
+static long patch_records(const char *path, const uint8_t *from, const uint8_t *to, size_t n)
+{
+	FILE *f = fopen(path, "r+b");
+	long blocks = first_block(path), size, at = -1;
+	uint8_t *d;
+	uint32_t len;
+
+	ASSERT(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	d = malloc((size_t)size);
+	ASSERT(d);
+	fseek(f, 0, SEEK_SET);
+	ASSERT_EQ(fread(d, 1, (size_t)size, f), size);
+	len = trace_get_le32(d + blocks);
+	for (long i = blocks + TRACE_BLOCK_HDR; i + (long)n <= blocks + TRACE_BLOCK_HDR + len; i++)
+		if (!memcmp(d + i, from, n)) {
+			at = i;
+			break;
+		}
+	ASSERT(at >= 0);
+	memcpy(d + at, to, n);
+	trace_put_le32(d + blocks + 4, trace_crc32(0, d + blocks + TRACE_BLOCK_HDR, len));
+	fseek(f, 0, SEEK_SET);
+	ASSERT_EQ(fwrite(d, 1, (size_t)size, f), size);
+	fclose(f);
+	free(d);
+	return at;
+}
+
+/* Read until the error, taking runs with trace_next_seq or not; the error
+ * message, and in *faults the faults read before it. */
+static const char *read_to_error(const char *path, int seq, uint64_t *faults, char *msg,
+				 size_t len)
+{
+	static struct trace_reader r;
+	static struct trace_event ev;
+	int e;
+
+	*faults = 0;
+	ASSERT_OK(trace_reader_open(&r, path));
+	while ((e = trace_next(&r, &ev)) > 0)
+		if (ev.type == TR_FAULT) {
+			(*faults)++;
+			if (seq)
+				*faults += trace_next_seq(&r, ev.write, 64);
+		}
+	trace_reader_close(&r);
+	ASSERT(e < 0);
+	snprintf(msg, len, "%s", r.err);
+	return msg;
+}
+
+/*
+ * A fault page must lie below 2^52 (its address below 2^64).  A damaged
+ * trace whose one-byte deltas step past the top of the address space, or
+ * below page 0, is refused with the offset of that record, by trace_next's
+ * inline path and by trace_next_seq alike (both once took such a step, and
+ * the address wrapped around).  The writer cannot make such a trace, so
+ * one is made and its deltas rewritten: one byte per fault, 0x08 one page
+ * down, 0x10 one page up.
+ */
+TEST(trace_fault_outside_the_address_space_is_refused)
+{
+	static const uint8_t down2[] = { 0x08, 0x08 }, up2[] = { 0x10, 0x10 };
+	static const uint8_t from0[] = { 0x07, 0x00, 0x10 }, below0[] = { 0x07, 0x00, 0x08 };
+	const uint64_t top = TRACE_PAGE_LIMIT - 1;
+	struct trace_writer w;
+	char path[128], msg[1024], want[64];
+	uint64_t faults;
+	long at;
+
+	tmp_path(path, sizeof(path), "range");
+	for (int seq = 0; seq <= 1; seq++) {
+		/* the top page, then two steps up from it */
+		ASSERT_OK(trace_writer_open(&w, path, NULL));
+		trace_write_proc(&w, 7);
+		trace_write_fault(&w, top << 12, 0, 0);
+		trace_write_fault(&w, (top - 1) << 12, 0, 0);
+		trace_write_fault(&w, (top - 2) << 12, 0, 0);
+		ASSERT_OK(trace_writer_close(&w));
+		at = patch_records(path, down2, up2, 2);
+		read_to_error(path, seq, &faults, msg, sizeof(msg));
+		ASSERT_EQ(faults, 1);
+		snprintf(want, sizeof(want), "offset %ld: fault address out of range", at);
+		if (!strstr(msg, want))
+			test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+
+		/* page 0, then a step down from it */
+		ASSERT_OK(trace_writer_open(&w, path, NULL));
+		trace_write_proc(&w, 7);
+		trace_write_fault(&w, 0, 0, 0);
+		trace_write_fault(&w, 4096, 0, 0);
+		ASSERT_OK(trace_writer_close(&w));
+		at = patch_records(path, from0, below0, 3) + 2;
+		read_to_error(path, seq, &faults, msg, sizeof(msg));
+		ASSERT_EQ(faults, 1);
+		snprintf(want, sizeof(want), "offset %ld: fault address out of range", at);
+		if (!strstr(msg, want))
+			test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+	}
+	unlink(path);
+}
+
 TEST(trace_crc32_check_value)
 {
 	/* the CRC-32 (IEEE) check value of "123456789" is 0xcbf43926 */
