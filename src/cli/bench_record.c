@@ -176,7 +176,8 @@ void bench_record_collect(struct bench_record *b)
 	snprintf(trace, sizeof(trace), "/tmp/thpsim-bench-%d.trace", (int)getpid());
 	snprintf(perfdata, sizeof(perfdata), "/tmp/thpsim-bench-%d.perf", (int)getpid());
 
-	/* replay speed: first reads only, then reads and writes */
+	/* replay speed: first reads only; reads and writes over 1 GiB at once, then
+	 * in eight rounds of 128 MiB */
 	if (write_bench_trace(trace, 1024, 8, 0, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_records, b->replay_never);
 		replay_rate(trace, "always", &recs, b->replay_always);
