@@ -98,14 +98,76 @@ static bool access_error(const struct vm_area_struct *vma, bool write)
 	return !(vma->vm_flags & VM_ACCESS_FLAGS);
 }
 
+/* What an access that hits does to the frame it writes. */
+static inline __attribute__((always_inline)) void
+access_frame(struct thps_machine *m, struct page *frame, bool write, bool symbolic)
+{
+	if (!write)
+		return;
+	VM_BUG_ON_PAGE(PageReserved(frame) || is_huge_zero_pfn(m, folio_pfn(m, page_folio(m, frame))),
+		       m, frame);
+	if (!symbolic)
+		page_bytes_dirtied(frame);
+	else
+		page_bytes_symbolic(frame);
+}
+
+/*
+ * A fault in a run of accesses to consecutive pages (up to run_end) that
+ * the touch loop makes: the faults of the pages that follow in the same
+ * PTE table and VMA are taken with this one (handle_pte_fault_run).  How
+ * many pages from addr's it faulted, 0 when it took none.
+ */
+static int fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t run_end,
+		     bool write)
+{
+	pmd_t v = pmdp_get(pmd);
+	uint64_t end;
+	int n;
+
+	if (!pmd_present(v) || pmd_trans_huge(v) || unlikely(vma->vm_mm->m->one_at_a_time))
+		return 0;
+	end = pmd_addr_end(addr, run_end < vma->vm_end ? run_end : vma->vm_end);
+	n = handle_pte_fault_run(vma, pmd, addr & PAGE_MASK, end, write);
+	local_add(&vma->vm_mm->fault_run_pages, n);
+	return n;
+}
+
+/*
+ * The accesses to the n pages from addr's that a fault run has just
+ * mapped, for an access that neither reads nor stores a byte: the MMU's
+ * retry of each finds the entry its fault left, sets the accessed (and
+ * dirty) bit, and the write marks the frame, as mmu_walk and access_page
+ * would, without walking again.
+ */
+static void access_run(struct thps_machine *m, pmd_t *pmd, uint64_t addr, int n, bool write,
+		       bool symbolic)
+{
+	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+	pte_t *pte = pte_offset(m, pmd, addr);
+
+	for (int i = 0; i < n; i++) {
+		pteval_t v = READ_ONCE(pte[i].pte);
+
+		VM_BUG_ON(!(v & _PAGE_PRESENT) || (write && !(v & _PAGE_RW)));
+		if ((v & set) != set)
+			WRITE_ONCE(pte[i].pte, v | set);
+		access_frame(m, pfn_to_page(m, (v & PTE_PFN_MASK) >> PAGE_SHIFT), write, symbolic);
+	}
+}
+
 /* Translate, faulting as needed: 0 with *host set, or a negative errno.
  * With "symbolic", a write marks the frame as holding data instead of
  * letting the caller store a byte.  Inlined into both callers' loops: an
  * access that hits is a few dozen instructions, and the call and its
- * setup were a good part of them. */
+ * setup were a good part of them.
+ * A touch loop's access passes the end of its page after page run
+ * (run_end, else 0) and, when the access reads and stores no byte
+ * ("bare"), gets in *ran the number of pages from addr's whose accesses a
+ * fault run has made too, *host then unset. */
 static inline __attribute__((always_inline)) int
 access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint8_t **host,
-	    struct walk_cache *wc)
+	    struct walk_cache *wc, uint64_t run_end, bool bare, int *ran)
 {
 	struct thps_machine *m = mm->m;
 	struct page *frame;
@@ -116,18 +178,11 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 		struct vm_area_struct *vma;
 		pmd_t *pmd = walk_pmd(mm, addr, wc);
 		vm_fault_t ret;
+		int n;
 
 		*host = pmd ? mmu_walk(m, pmd, addr, write, &frame) : NULL;
 		if (*host) {
-			if (write) {
-				VM_BUG_ON_PAGE(PageReserved(frame) ||
-						       is_huge_zero_pfn(m, folio_pfn(m, page_folio(m, frame))),
-					       m, frame);
-				if (!symbolic)
-					page_bytes_dirtied(frame);
-				else
-					page_bytes_symbolic(frame);
-			}
+			access_frame(m, frame, write, symbolic);
 			return 0;
 		}
 		BUG_ON(tries > 2);
@@ -136,6 +191,13 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 			vma = expand_stack(mm, addr);
 		if (!vma || access_error(vma, write))
 			return -EFAULT;
+		if (run_end && pmd && (n = fault_run(vma, pmd, addr, run_end, write)) > 0) {
+			if (!bare)
+				continue;
+			access_run(m, pmd, addr, n, write, symbolic);
+			*ran = n;
+			return 0;
+		}
 		ret = handle_mm_fault_pmd(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER,
 					  pmd);
 		if (ret & VM_FAULT_OOM)
@@ -161,7 +223,7 @@ static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool
 
 		if (chunk > len)
 			chunk = len;
-		err = access_page(mm, addr, write, false, &host, &wc);
+		err = access_page(mm, addr, write, false, &host, &wc, 0, false, NULL);
 		if (err)
 			break;
 		if (write)
@@ -199,16 +261,31 @@ touch_loop(struct mm_struct *mm, const struct thps_touch *t, bool write, bool sy
 	const uint64_t step = t->step, end = t->addr + t->len;
 	const uint8_t value = t->value;
 	const bool check = t->check;
+	const bool bare = !check && (!write || symbolic); /* no byte read or stored */
 	struct walk_cache wc = { .base = WALK_NONE };
-	uint64_t done = 0;
+	uint64_t done = 0, run_end = 0;
 	int err = 0;
 
+	/* a page after page run: faults may be taken a table at a time, up
+	 * to the page of the last access */
+	if (step == PAGE_SIZE && t->len) {
+		uint64_t last = t->addr + ((t->len - 1) & PAGE_MASK);
+
+		run_end = last >= TASK_SIZE ? TASK_SIZE : (last & PAGE_MASK) + PAGE_SIZE;
+	}
 	for (uint64_t addr = t->addr; addr < end; addr += step) {
 		uint8_t *host;
+		int ran = 0;
 
-		err = access_page(mm, addr, write, symbolic, &host, &wc);
+		err = access_page(mm, addr, write, symbolic, &host, &wc, run_end, bare, &ran);
 		if (err)
 			break;
+		if (ran) {
+			/* up to run_end, far below the top of the address space */
+			done += (uint64_t)ran;
+			addr += (uint64_t)(ran - 1) * step;
+			continue;
+		}
 		if (write && !symbolic)
 			*host = value;
 		else if (check && *host != value)

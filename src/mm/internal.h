@@ -216,6 +216,10 @@ static inline struct folio *folio_alloc(struct thps_machine *m, struct mm_struct
 {
 	return (struct folio *)alloc_pages(m, mm, gfp | (order ? __GFP_COMP : 0), order);
 }
+/* Order-0 frames as alloc_pages would give them while it needs no
+ * reclaim; fewer (none for the rest) once it would. */
+int alloc_pages_bulk(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp, struct page **pages,
+		     int n);
 void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order);
 /* The buddy lists' own takers, zone lock held (tests compare the two):
  * the smallest free block split down to "order", and a frame cache filled
@@ -225,6 +229,10 @@ void rmqueue_bulk(struct thps_machine *m, uint32_t *stack, int *n, int count);
 /* Drop a reference; frees the folio (or page) when it was the last. */
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio);
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs);
+/* Drop the references a zap gathered (mm's lock held, mm mapped them). */
+#define FOLIO_BATCH_MAX 64
+void folios_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio **folios,
+		     const int *refs, int n);
 void drain_pcp(struct thps_machine *m, struct mm_struct *mm);
 /* An exiting process's cache goes to the pool of parked caches. */
 void park_pcp(struct thps_machine *m, struct mm_struct *mm);
@@ -421,6 +429,9 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigne
 vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, unsigned flags,
 			       pmd_t *pmd);
 vm_fault_t do_wp_page(struct vm_fault *vmf);
+/* The first-touch faults of consecutive pages in one PTE table, together. */
+int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end,
+			 bool write);
 /* The struct page a PTE maps, or NULL for the zero page (special). */
 struct page *vm_normal_page(struct vm_area_struct *vma, pte_t pte);
 struct page *vm_normal_page_pmd(struct vm_area_struct *vma, pmd_t pmd);

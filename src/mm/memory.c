@@ -214,6 +214,69 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
 	return handle_pte_fault(&vmf);
 }
 
+/*
+ * handle_pte_fault_run: the faults of accesses to the pages from addr to
+ * end, one after the other, all in vma and in the PTE table pmd points to
+ * (present, not huge), which the caller has checked the access may make.
+ * The MMU's retry is the caller's; this leaves each page as the fault its
+ * access takes would: handle_mm_fault's pgfault count, then what
+ * handle_pte_fault does for the two faults of a first touch:
+ *  - a read of a none entry maps the zero page (do_anonymous_page);
+ *  - a write to a none entry, or to the zero page (do_wp_page, with no
+ *    page to copy: wp_page_copy), maps a new zeroed page, as many as
+ *    alloc_pages_bulk gets without reclaim.
+ * A fault taken page by page on one page changes nothing another page's
+ * fault reads, so taking them together leaves the same tables, frames and
+ * counts.  It stops at the first page that does not fault, faults in any
+ * other way, or would need reclaim, for handle_mm_fault to take.  Returns
+ * how many pages it faulted.
+ */
+#define FAULT_RUN_MAX 64 /* new pages allocated at a time */
+int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end,
+			 bool write)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	pte_t *pte = pte_offset(m, pmd, addr);
+	struct page *pages[FAULT_RUN_MAX];
+	uint64_t max = (end - addr) >> PAGE_SHIFT;
+	int n = 0, got;
+
+	VM_BUG_ON(!pmd_present(pmdp_get(pmd)) || pmd_trans_huge(pmdp_get(pmd)));
+	VM_BUG_ON(addr < vma->vm_start || end > vma->vm_end || end > pmd_addr_end(addr, end) ||
+		  addr >= end);
+	if (!write) {
+		pte_t zero = pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot));
+
+		while ((uint64_t)n < max && pte_none(ptep_get(pte + n)))
+			set_pte(pte + n++, zero);
+		count_vm_events(m, mm, THPS_VM_pgfault, n);
+		return n;
+	}
+	if (max > FAULT_RUN_MAX)
+		max = FAULT_RUN_MAX;
+	while ((uint64_t)n < max) {
+		pte_t e = ptep_get(pte + n);
+
+		if (!pte_none(e) && (pte_write(e) || vm_normal_page(vma, e)))
+			break;
+		n++;
+	}
+	if (!n || anon_vma_prepare(vma))
+		return 0;
+	got = alloc_pages_bulk(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, pages, n);
+	for (int i = 0; i < got; i++) {
+		pte_t entry = maybe_mkwrite(pte_mkdirty(mk_pte(m, pages[i], vma->vm_page_prot)), vma);
+
+		folio_add_new_anon_rmap((struct folio *)pages[i], vma, addr + ((uint64_t)i << PAGE_SHIFT),
+					false);
+		set_pte(pte + i, entry);
+	}
+	add_mm_counter(mm, MM_ANONPAGES, got);
+	count_vm_events(m, mm, THPS_VM_pgfault, got);
+	return got;
+}
+
 /* ---- zap ---- */
 
 /*
@@ -240,11 +303,32 @@ static int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct p
 	}
 	return nr;
 }
+/*
+ * The folios a zap has unmapped and the references their mappings held,
+ * dropped together (Linux's mmu_gather: __tlb_remove_folio_pages gathers,
+ * tlb_flush_mmu frees), at the latest when the PTE table is done.
+ */
+struct zap_gather {
+	int n;
+	struct folio *folio[FOLIO_BATCH_MAX];
+	int refs[FOLIO_BATCH_MAX];
+};
+
+static void zap_gather_flush(struct mm_struct *mm, struct zap_gather *g)
+{
+	folios_put_refs(mm->m, mm, g->folio, g->refs, g->n);
+	g->n = 0;
+}
+
+#define ZAP_PREFETCH 16
 static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint64_t end)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct thps_machine *m = mm->m;
 	pte_t *pte = pte_offset(m, pmd, addr);
+	struct zap_gather g = { .n = 0 };
+	const int gather = m->one_at_a_time ? 1 : FOLIO_BATCH_MAX;
+	int64_t rss = 0;
 
 	for (int nr = 1; addr < end; addr += (uint64_t)nr << PAGE_SHIFT, pte += nr) {
 		pte_t entry = ptep_get(pte);
@@ -252,6 +336,12 @@ static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
 		struct folio *folio;
 
 		nr = 1;
+		if ((uint64_t)ZAP_PREFETCH << PAGE_SHIFT < end - addr) {
+			pte_t ahead = ptep_get(pte + ZAP_PREFETCH);
+
+			if (pte_present(ahead))
+				__builtin_prefetch(pfn_to_page(m, pte_pfn(ahead)), 1);
+		}
 		if (pte_none(entry))
 			continue;
 		pte_clear(pte);
@@ -263,10 +353,15 @@ static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
 			nr = folio_pte_batch(m, folio, page, pte, (end - addr) >> PAGE_SHIFT);
 		/* zap_present_folio_ptes: one rmap removal for the whole run, so a
 		 * folio unmapped entirely is never seen partially mapped */
-		add_mm_counter(mm, MM_ANONPAGES, -nr);
+		rss += nr;
 		folio_remove_rmap_ptes(folio, page, nr, vma);
-		folio_put_refs(m, mm, folio, nr);
+		g.folio[g.n] = folio;
+		g.refs[g.n++] = nr;
+		if (g.n == gather)
+			zap_gather_flush(mm, &g);
 	}
+	add_mm_counter(mm, MM_ANONPAGES, -rss);
+	zap_gather_flush(mm, &g);
 }
 
 void zap_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end, bool reclaim_pt)

@@ -593,13 +593,14 @@ struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp
 	return pfn_to_page(m, (uint64_t)pfn);
 }
 
-void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
+/* free_pages_prepare: the frames forget their use; PG_zeroed stays. */
+static void free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, struct page *page,
+			       unsigned order)
 {
-	uint64_t pfn = page_to_pfn(m, page);
 	uint64_t nr = 1UL << order;
 
 	VM_BUG_ON_PAGE(PageReserved(page) || PageBuddy(page) || PageTail(page), m, page);
-	VM_BUG_ON_PAGE(!IS_ALIGNED(pfn, nr), m, page);
+	VM_BUG_ON_PAGE(!IS_ALIGNED(page_to_pfn(m, page), nr), m, page);
 	if (PageTable(page))
 		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, -1);
 	for (uint64_t i = 0; i < nr; i++) {
@@ -611,21 +612,83 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 		p->order = 0;
 		p->index = 0;
 	}
-	if (order == 0 && mm) {
-		struct per_cpu_pages *pcp = &mm->pcp;
+}
 
-		raw_spin_lock(&pcp->lock);
-		VM_BUG_ON(pcp->count > PCP_HIGH);
-		pcp_push(m, pcp->pfn, &pcp->count, (uint32_t)pfn);
-		if (pcp->count > PCP_HIGH)
-			free_pcppages_bulk(m, pcp, PCP_BATCH);
-		raw_spin_unlock(&pcp->lock);
+/* An order-0 frame into mm's cache, a batch back to the buddy lists when
+ * that takes it over PCP_HIGH.  pcp lock held. */
+static void free_frame_to_pcp(struct thps_machine *m, struct per_cpu_pages *pcp, struct page *page)
+{
+	VM_BUG_ON(pcp->count > PCP_HIGH);
+	pcp_push(m, pcp->pfn, &pcp->count, (uint32_t)page_to_pfn(m, page));
+	if (pcp->count > PCP_HIGH)
+		free_pcppages_bulk(m, pcp, PCP_BATCH);
+}
+
+/*
+ * alloc_pages_bulk: up to n order-0 frames for mm, the ones n calls of
+ * alloc_pages(m, mm, gfp, 0) in a row hand out while each succeeds at its
+ * first try: from mm's cache, refilled as it empties just as rmqueue
+ * refills it.  It stops where the lists have run dry, having taken
+ * nothing for that frame (rmqueue's attempts change nothing when they get
+ * no frame), so the caller's alloc_pages for it, which drains and
+ * reclaims, behaves as if this had not been called.  Nothing while
+ * failures are injected: those count every call.  Returns how many.
+ */
+int alloc_pages_bulk(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp, struct page **pages,
+		     int n)
+{
+	struct per_cpu_pages *pcp = &mm->pcp;
+	int got = 0;
+
+	VM_BUG_ON(gfp & (__GFP_COMP | __GFP_PGTABLE));
+	if (unlikely(READ_ONCE(m->fail_counting)))
+		return 0;
+	raw_spin_lock(&pcp->lock);
+	for (; got < n; got++) {
+		if (!pcp->count && !adopt_pcp(m, pcp)) {
+			spin_lock(&m->zone.lock);
+			rmqueue_bulk(m, pcp->pfn, &pcp->count, PCP_BATCH);
+			spin_unlock(&m->zone.lock);
+			if (!pcp->count)
+				break;
+		}
+		pages[got] = pfn_to_page(m, pcp_pop(m, pcp->pfn, &pcp->count));
+	}
+	raw_spin_unlock(&pcp->lock);
+	for (int i = 0; i < got; i++)
+		prep_new_page(m, page_to_pfn(m, pages[i]), 0, gfp);
+	return got;
+}
+
+void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
+{
+	free_pages_prepare(m, mm, page, order);
+	if (order == 0 && mm) {
+		raw_spin_lock(&mm->pcp.lock);
+		free_frame_to_pcp(m, &mm->pcp, page);
+		raw_spin_unlock(&mm->pcp.lock);
 		return;
 	}
 	spin_lock(&m->zone.lock);
-	__free_one_page(m, pfn, order);
-	m->zone.nr_free_pages += nr;
+	__free_one_page(m, page_to_pfn(m, page), order);
+	m->zone.nr_free_pages += 1UL << order;
 	spin_unlock(&m->zone.lock);
+}
+
+/* free_unref_folios: order-0 frames into mm's cache, in order, under one
+ * lock: the same pushes (and batches back to the lists) as free_pages on
+ * each in turn. */
+static void free_unref_pages(struct thps_machine *m, struct mm_struct *mm, struct page **pages,
+			     int n)
+{
+	if (!n)
+		return;
+	for (int i = 0; i < n; i++)
+		free_pages_prepare(m, mm, pages[i], 0);
+	raw_spin_lock(&mm->pcp.lock);
+	for (int i = 0; i < n; i++)
+		free_frame_to_pcp(m, &mm->pcp, pages[i]);
+	raw_spin_unlock(&mm->pcp.lock);
 }
 
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs)
@@ -646,6 +709,61 @@ void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio)
 {
 	folio_put_refs(m, mm, folio, 1);
+}
+
+/*
+ * Drop the references of a process that has just unmapped them, and tell
+ * whether they were the last.  An order-0 page it mapped exclusively
+ * (page_unshared) whose count is just those references is held by nobody
+ * else, and nobody else can take a reference to it without that process's
+ * lock, which the caller holds: the deferred-split shrinker, which drops
+ * its reference without that lock, takes it while the folio is large and
+ * splits under the lock, so while it holds one the count shows it.  Such a
+ * count is set to zero with a plain store; any other goes down atomically.
+ */
+static bool folio_unmapped_put_testzero(struct folio *folio, int refs)
+{
+	if (page_unshared((struct page *)folio) &&
+	    __atomic_load_n(&folio->_refcount.counter, __ATOMIC_ACQUIRE) == refs) {
+		atomic_set(&folio->_refcount, 0);
+		return true;
+	}
+	return atomic_add_return(-refs, &folio->_refcount) == 0;
+}
+
+/*
+ * folios_put_refs (Linux frees a zap's gathered folios so, after
+ * tlb_flush_mmu): drop refs[i] references on folios[i], in order, and free
+ * each that has no reference left; the order-0 ones go to mm's cache
+ * together, under one lock.  Caller holds mm's lock, and mm mapped each
+ * folio until now.
+ */
+void folios_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio **folios,
+		     const int *refs, int n)
+{
+	struct page *order0[FOLIO_BATCH_MAX];
+	int n0 = 0;
+
+	VM_BUG_ON(n > FOLIO_BATCH_MAX || !mm);
+	for (int i = 0; i < n; i++) {
+		struct folio *folio = folios[i];
+
+		if (!folio_unmapped_put_testzero(folio, refs[i])) {
+			VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
+			continue;
+		}
+		VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
+		if (!folio_test_large(folio)) {
+			order0[n0++] = (struct page *)folio;
+			continue;
+		}
+		/* frees in the order of the references dropped */
+		free_unref_pages(m, mm, order0, n0);
+		n0 = 0;
+		folio_undo_large_rmappable(m, folio);
+		free_pages(m, mm, (struct page *)folio, folio_order(folio));
+	}
+	free_unref_pages(m, mm, order0, n0);
 }
 
 size_t thps_frame_metadata_bytes(void)

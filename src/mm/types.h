@@ -295,6 +295,7 @@ struct mm_struct {
 	int64_t hiwater_rss;      /* pages */
 	int64_t total_vm;         /* pages */
 	int64_t pgtables_bytes;   /* VmPTE: PTE, PMD and PUD tables */
+	int64_t fault_run_pages;  /* tests: pages faulted by fault runs */
 	unsigned long flags;      /* MMF_* */
 	uint64_t mmap_base;
 	uint64_t start_brk, brk;
@@ -377,6 +378,8 @@ struct thps_machine {
 	uint32_t huge_zero_pfn;   /* the huge zero folio, NO_PFN while there is none;
 				     set and cleared under huge_zero_lock */
 	bool fail_counting;       /* armed by thps_fail_alloc() */
+	bool one_at_a_time;       /* tests: no fault runs (fault.c) and a zap
+				     frees each page before the next (memory.c) */
 	struct knobs knobs;
 
 	struct zone zone ____cacheline_aligned;
