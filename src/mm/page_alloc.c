@@ -53,8 +53,9 @@ static void *map_reserve(uint64_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* ---- free lists ---- */
-static void list_add_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
+/* ---- free lists ---- (inlined: a zap's frees merge about once a frame) */
+static inline __attribute__((always_inline)) void
+list_add_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
 {
 	struct page *page = pfn_to_page(m, pfn);
 
@@ -65,7 +66,8 @@ static void list_add_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
 	*head = pfn;
 }
 
-static void list_del_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
+static inline __attribute__((always_inline)) void
+list_del_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
 {
 	struct page *page = pfn_to_page(m, pfn);
 
@@ -78,7 +80,8 @@ static void list_del_pfn(struct thps_machine *m, uint32_t *head, uint32_t pfn)
 	page->lru.next = page->lru.prev = NO_PFN;
 }
 
-static void add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
+static inline __attribute__((always_inline)) void
+add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
 {
 	struct page *page = pfn_to_page(m, pfn);
 
@@ -88,7 +91,8 @@ static void add_to_free_list(struct thps_machine *m, uint32_t pfn, unsigned orde
 	m->zone.free_area[order].nr_free++;
 }
 
-static void del_from_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
+static inline __attribute__((always_inline)) void
+del_from_free_list(struct thps_machine *m, uint32_t pfn, unsigned order)
 {
 	struct page *page = pfn_to_page(m, pfn);
 
@@ -464,22 +468,26 @@ uint64_t nr_free_pages(struct thps_machine *m)
 }
 
 /* ---- allocation ---- */
+/* One frame of a new allocation forgets where it was; zeroed if asked. */
+static inline __attribute__((always_inline)) void
+prep_new_frame(struct thps_machine *m, struct page *p, gfp_t gfp)
+{
+	VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
+	set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
+	p->order = 0;
+	p->index = 0;
+	p->lru.next = p->lru.prev = NO_PFN;
+	if ((gfp & __GFP_ZERO) && !PageZeroed(p))
+		clear_page_bytes(m, p);
+}
+
 static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, gfp_t gfp)
 {
 	struct page *page = pfn_to_page(m, pfn);
 	uint64_t nr = 1UL << order;
 
-	for (uint64_t i = 0; i < nr; i++) {
-		struct page *p = page + i;
-
-		VM_BUG_ON_PAGE(atomic_read(&p->_refcount) || atomic_read(&p->_mapcount), m, p);
-		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
-		p->order = 0;
-		p->index = 0;
-		p->lru.next = p->lru.prev = NO_PFN;
-		if (gfp & __GFP_ZERO)
-			clear_page_bytes(m, p);
-	}
+	for (uint64_t i = 0; i < nr; i++)
+		prep_new_frame(m, page + i, gfp);
 	atomic_set(&page->_refcount, 1);
 	if ((gfp & __GFP_COMP) && order) {
 		struct folio *folio = (struct folio *)page;
@@ -593,9 +601,20 @@ struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp
 	return pfn_to_page(m, (uint64_t)pfn);
 }
 
+/* A frame being freed forgets its use; PG_zeroed stays. */
+static inline __attribute__((always_inline)) void
+free_frame_prepare(struct thps_machine *m, struct page *p)
+{
+	VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
+	set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
+	atomic_set(&p->_refcount, 0);
+	p->order = 0;
+	p->index = 0;
+}
+
 /* free_pages_prepare: the frames forget their use; PG_zeroed stays. */
-static void free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, struct page *page,
-			       unsigned order)
+static inline __attribute__((always_inline)) void
+free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
 {
 	uint64_t nr = 1UL << order;
 
@@ -603,20 +622,14 @@ static void free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, str
 	VM_BUG_ON_PAGE(!IS_ALIGNED(page_to_pfn(m, page), nr), m, page);
 	if (PageTable(page))
 		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, -1);
-	for (uint64_t i = 0; i < nr; i++) {
-		struct page *p = page + i;
-
-		VM_BUG_ON_PAGE(atomic_read(&p->_mapcount) != 0, m, p);
-		set_flags_nonatomic(p, test_bit_flags(p, PG_zeroed) << PG_zeroed);
-		atomic_set(&p->_refcount, 0);
-		p->order = 0;
-		p->index = 0;
-	}
+	for (uint64_t i = 0; i < nr; i++)
+		free_frame_prepare(m, page + i);
 }
 
 /* An order-0 frame into mm's cache, a batch back to the buddy lists when
  * that takes it over PCP_HIGH.  pcp lock held. */
-static void free_frame_to_pcp(struct thps_machine *m, struct per_cpu_pages *pcp, struct page *page)
+static inline __attribute__((always_inline)) void
+free_frame_to_pcp(struct thps_machine *m, struct per_cpu_pages *pcp, struct page *page)
 {
 	VM_BUG_ON(pcp->count > PCP_HIGH);
 	pcp_push(m, pcp->pfn, &pcp->count, (uint32_t)page_to_pfn(m, page));
@@ -655,8 +668,10 @@ int alloc_pages_bulk(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp, st
 		pages[got] = pfn_to_page(m, pcp_pop(m, pcp->pfn, &pcp->count));
 	}
 	raw_spin_unlock(&pcp->lock);
-	for (int i = 0; i < got; i++)
-		prep_new_page(m, page_to_pfn(m, pages[i]), 0, gfp);
+	for (int i = 0; i < got; i++) {
+		prep_new_frame(m, pages[i], gfp);
+		atomic_set(&pages[i]->_refcount, 1);
+	}
 	return got;
 }
 
