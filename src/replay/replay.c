@@ -417,14 +417,19 @@ static void cow_remove_range(struct replay_mm *mm, uint64_t start, uint64_t end)
 			cow_remove_slot(mm, k);
 }
 
+/* Forget the foreign ranges in [start, end), and the copies in them.
+ * Copies lie only in private file mappings (cow_insert's callers check
+ * is_foreign, and a range loses pages only here), so only the parts of
+ * those that the span covers are looked up. */
 static void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end)
 {
-	if (mm->cow_n)
-		cow_remove_range(mm, start, end);
 	int i = foreign_find(mm, start);
 
 	while (i < mm->nforeign && mm->foreign[i][0] < end) {
 		uint64_t s = mm->foreign[i][0], e = mm->foreign[i][1];
+
+		if (mm->foreign[i][2] && mm->cow_n)
+			cow_remove_range(mm, s > start ? s : start, e < end ? e : end);
 
 		if (s < start && e > end) { /* a hole in the middle: split */
 			if (mm->nforeign == mm->capforeign) {
