@@ -7,8 +7,9 @@
  * frames from alloc_pages_bulk).  That is a shortcut, not a behaviour: it
  * must leave every byte of the machine as the faults taken one by one
  * would.  Two machines run the same random operations (mmap, touches of
- * every kind, munmap, mprotect, madvise, fork, exit, dropped caches,
- * injected allocation failures, memory running out), one with the runs
+ * every kind, munmap, mremap, mprotect, madvise, fork, exit, dropped
+ * caches, injected allocation failures, memory running out; each seed
+ * with its own THP settings and kernel preset), one with the runs
  * turned off (one_at_a_time); every answer is compared, and every few
  * operations the whole state: frame metadata and frame bytes (the page
  * tables are frames too), the buddy lists' heads and counts, each
@@ -143,16 +144,19 @@ static void step(int op)
 	int i = (int)rnd((uint64_t)nprocs), err = 0;
 	uint64_t start, len;
 
-	switch (rnd(16)) {
+	switch (rnd(18)) {
 	case 0:
 	case 1: { /* mmap */
+		static const int extra[] = { 0, 0, 0, THPS_MAP_POPULATE, THPS_MAP_STACK,
+					     THPS_MAP_GROWSDOWN };
 		uint64_t a1 = 0, a2 = 0, l = (1 + rnd(rnd(3) ? 1100 : 5000)) * PAGE;
 		int prot = rnd(5) ? RW : THPS_PROT_READ;
+		int flags = THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS | extra[rnd(6)];
 
 		if (nregions[i] == MAX_REGIONS)
 			return;
-		BOTH(thps_mmap(one.p[i], 0, l, prot, THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS, &a1),
-		     thps_mmap(run.p[i], 0, l, prot, THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS, &a2));
+		BOTH(thps_mmap(one.p[i], 0, l, prot, flags, &a1),
+		     thps_mmap(run.p[i], 0, l, prot, flags, &a2));
 		if (!err) {
 			ASSERT_EQ(a1, a2);
 			regions[i][nregions[i]++] = (struct region){ a1, l };
@@ -194,8 +198,8 @@ static void step(int op)
 	}
 	case 10: { /* madvise */
 		static const int advs[] = { THPS_MADV_HUGEPAGE, THPS_MADV_NOHUGEPAGE,
-					    THPS_MADV_DONTNEED };
-		int adv = advs[rnd(3)];
+					    THPS_MADV_DONTNEED, THPS_MADV_FREE };
+		int adv = advs[rnd(4)];
 
 		if (pick(i, &start, &len))
 			BOTH(thps_madvise(one.p[i], start, len, adv),
@@ -236,6 +240,23 @@ static void step(int op)
 			thps_fail_alloc(run.m, THPS_ALLOC_PAGE, nth, 0);
 		}
 		break;
+	case 15: { /* mremap: grow, shrink or move a region (it keeps its slot) */
+		struct region *r;
+		uint64_t a1 = 0, a2 = 0, nl;
+		int flags = rnd(3) ? THPS_MREMAP_MAYMOVE : 0;
+
+		if (!nregions[i])
+			return;
+		r = &regions[i][rnd((uint64_t)nregions[i])];
+		nl = (1 + rnd(2 * r->len / PAGE)) * PAGE;
+		BOTH(thps_mremap(one.p[i], r->start, r->len, nl, flags, 0, &a1),
+		     thps_mremap(run.p[i], r->start, r->len, nl, flags, 0, &a2));
+		if (!err) {
+			ASSERT_EQ(a1, a2);
+			*r = (struct region){ a1, nl };
+		}
+		break;
+	}
 	default: { /* a small write, page by page */
 		uint8_t buf[64] = { 7 };
 
@@ -251,18 +272,21 @@ static void step(int op)
 static void lockstep(uint64_t seed)
 {
 	static const char *const enabled[] = { "never", "madvise", "always" };
+	static const char *const kernels[] = { "3.8", "4.9", "5.8", "6.13", "6.18" };
 	struct thps_config cfg = { .ram_bytes = MB(RAM_MIB) };
-	const char *e, *zero;
+	const char *e, *zero, *kernel;
 
 	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
 	e = enabled[rnd(3)];
 	zero = rnd(2) ? "1" : "0";
+	kernel = kernels[rnd(5)];
 	ASSERT_OK(thps_machine_new(&cfg, &one.m));
 	ASSERT_OK(thps_machine_new(&cfg, &run.m));
 	one.m->one_at_a_time = true;
 	for (int k = 0; k < 2; k++) {
 		thps_machine *m = k ? run.m : one.m;
 
+		ASSERT_OK(thps_knob_set(m, "thpsim/kernel", kernel));
 		ASSERT_OK(thps_knob_set(m, "transparent_hugepage/enabled", e));
 		ASSERT_OK(thps_knob_set(m, "transparent_hugepage/use_zero_page", zero));
 	}
