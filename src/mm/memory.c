@@ -42,30 +42,41 @@ static pte_t mk_pte(struct thps_machine *m, struct page *page, pgprot_t prot)
 }
 
 /* ---- the PTE fault path ---- */
+/* The entry a read fault maps: the shared zero page, read-only, special. */
+static pte_t zero_page_pte(const struct vm_area_struct *vma)
+{
+	return pte_mkspecial(pfn_pte(vma->vm_mm->m->zero_pfn, vma->vm_page_prot));
+}
+
+/* Map a new order-0 anonymous page at addr, dirty and, where the VMA
+ * allows writes, writable (the caller counts it in MM_ANONPAGES). */
+static inline __attribute__((always_inline)) void
+map_new_anon_page(struct vm_area_struct *vma, pte_t *pte, uint64_t addr, struct folio *folio)
+{
+	pte_t entry = mk_pte(vma->vm_mm->m, (struct page *)folio, vma->vm_page_prot);
+
+	folio_add_new_anon_rmap(folio, vma, addr, false);
+	set_pte(pte, maybe_mkwrite(pte_mkdirty(entry), vma));
+}
+
 static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct mm_struct *mm = vma->vm_mm;
-	struct thps_machine *m = mm->m;
 	struct folio *folio;
-	pte_t entry;
 
 	/* Use the zero page for reads. */
 	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
-		entry = pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot));
-		set_pte(vmf->pte, entry);
+		set_pte(vmf->pte, zero_page_pte(vma));
 		return 0;
 	}
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
-	folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	folio = folio_alloc(mm->m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
 	if (!folio)
 		return VM_FAULT_OOM;
-	entry = mk_pte(m, (struct page *)folio, vma->vm_page_prot);
-	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
 	add_mm_counter(mm, MM_ANONPAGES, 1);
-	folio_add_new_anon_rmap(folio, vma, vmf->address, false);
-	set_pte(vmf->pte, entry);
+	map_new_anon_page(vma, vmf->pte, vmf->address, folio);
 	return 0;
 }
 
@@ -98,7 +109,6 @@ static vm_fault_t wp_page_copy(struct vm_fault *vmf, struct page *old_page)
 	struct mm_struct *mm = vma->vm_mm;
 	struct thps_machine *m = mm->m;
 	struct folio *new_folio;
-	pte_t entry;
 
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
@@ -107,12 +117,9 @@ static vm_fault_t wp_page_copy(struct vm_fault *vmf, struct page *old_page)
 		return VM_FAULT_OOM;
 	if (old_page)
 		copy_page_bytes(m, (struct page *)new_folio, old_page);
-	entry = mk_pte(m, (struct page *)new_folio, vma->vm_page_prot);
-	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
-	if (!old_page)
+	else
 		add_mm_counter(mm, MM_ANONPAGES, 1);
-	folio_add_new_anon_rmap(new_folio, vma, vmf->address, false);
-	set_pte(vmf->pte, entry);
+	map_new_anon_page(vma, vmf->pte, vmf->address, new_folio);
 	if (old_page) {
 		struct folio *old_folio = page_folio(m, old_page);
 
@@ -246,7 +253,7 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	VM_BUG_ON(addr < vma->vm_start || end > vma->vm_end || end > pmd_addr_end(addr, end) ||
 		  addr >= end);
 	if (!write) {
-		pte_t zero = pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot));
+		const pte_t zero = zero_page_pte(vma);
 
 		while ((uint64_t)n < max && pte_none(ptep_get(pte + n)))
 			set_pte(pte + n++, zero);
@@ -265,13 +272,9 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	if (!n || anon_vma_prepare(vma))
 		return 0;
 	got = alloc_pages_bulk(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, pages, n);
-	for (int i = 0; i < got; i++) {
-		pte_t entry = maybe_mkwrite(pte_mkdirty(mk_pte(m, pages[i], vma->vm_page_prot)), vma);
-
-		folio_add_new_anon_rmap((struct folio *)pages[i], vma, addr + ((uint64_t)i << PAGE_SHIFT),
-					false);
-		set_pte(pte + i, entry);
-	}
+	for (int i = 0; i < got; i++)
+		map_new_anon_page(vma, pte + i, addr + ((uint64_t)i << PAGE_SHIFT),
+				  (struct folio *)pages[i]);
 	add_mm_counter(mm, MM_ANONPAGES, got);
 	count_vm_events(m, mm, THPS_VM_pgfault, got);
 	return got;
