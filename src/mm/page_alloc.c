@@ -481,7 +481,8 @@ prep_new_frame(struct thps_machine *m, struct page *p, gfp_t gfp)
 		clear_page_bytes(m, p);
 }
 
-static void prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, gfp_t gfp)
+static inline __attribute__((always_inline)) void
+prep_new_page(struct thps_machine *m, uint64_t pfn, unsigned order, gfp_t gfp)
 {
 	struct page *page = pfn_to_page(m, pfn);
 	uint64_t nr = 1UL << order;
@@ -550,21 +551,29 @@ void rmqueue_bulk(struct thps_machine *m, uint32_t *stack, int *n, int count)
 	}
 }
 
+/* A frame from the cache, refilled when empty (a parked cache, else a
+ * batch from the lists); -1 when there is none.  pcp lock held. */
+static inline __attribute__((always_inline)) int64_t pcp_take(struct thps_machine *m,
+							       struct per_cpu_pages *pcp)
+{
+	if (!pcp->count && !adopt_pcp(m, pcp)) {
+		spin_lock(&m->zone.lock);
+		rmqueue_bulk(m, pcp->pfn, &pcp->count, PCP_BATCH);
+		spin_unlock(&m->zone.lock);
+		if (!pcp->count)
+			return -1;
+	}
+	return pcp_pop(m, pcp->pfn, &pcp->count);
+}
+
 static int64_t rmqueue(struct thps_machine *m, struct mm_struct *mm, unsigned order)
 {
 	int64_t pfn;
 
 	if (order == 0 && mm) {
-		struct per_cpu_pages *pcp = &mm->pcp;
-
-		raw_spin_lock(&pcp->lock);
-		if (!pcp->count && !adopt_pcp(m, pcp)) {
-			spin_lock(&m->zone.lock);
-			rmqueue_bulk(m, pcp->pfn, &pcp->count, PCP_BATCH);
-			spin_unlock(&m->zone.lock);
-		}
-		pfn = !pcp->count ? -1 : (int64_t)pcp_pop(m, pcp->pfn, &pcp->count);
-		raw_spin_unlock(&pcp->lock);
+		raw_spin_lock(&mm->pcp.lock);
+		pfn = pcp_take(m, &mm->pcp);
+		raw_spin_unlock(&mm->pcp.lock);
 		return pfn;
 	}
 	spin_lock(&m->zone.lock);
@@ -658,41 +667,21 @@ int alloc_pages_bulk(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp, st
 		return 0;
 	raw_spin_lock(&pcp->lock);
 	for (; got < n; got++) {
-		if (!pcp->count && !adopt_pcp(m, pcp)) {
-			spin_lock(&m->zone.lock);
-			rmqueue_bulk(m, pcp->pfn, &pcp->count, PCP_BATCH);
-			spin_unlock(&m->zone.lock);
-			if (!pcp->count)
-				break;
-		}
-		pages[got] = pfn_to_page(m, pcp_pop(m, pcp->pfn, &pcp->count));
+		int64_t pfn = pcp_take(m, pcp);
+
+		if (pfn < 0)
+			break;
+		pages[got] = pfn_to_page(m, (uint64_t)pfn);
 	}
 	raw_spin_unlock(&pcp->lock);
-	for (int i = 0; i < got; i++) {
-		prep_new_frame(m, pages[i], gfp);
-		atomic_set(&pages[i]->_refcount, 1);
-	}
+	for (int i = 0; i < got; i++)
+		prep_new_page(m, page_to_pfn(m, pages[i]), 0, gfp);
 	return got;
 }
 
-void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
-{
-	free_pages_prepare(m, mm, page, order);
-	if (order == 0 && mm) {
-		raw_spin_lock(&mm->pcp.lock);
-		free_frame_to_pcp(m, &mm->pcp, page);
-		raw_spin_unlock(&mm->pcp.lock);
-		return;
-	}
-	spin_lock(&m->zone.lock);
-	__free_one_page(m, page_to_pfn(m, page), order);
-	m->zone.nr_free_pages += 1UL << order;
-	spin_unlock(&m->zone.lock);
-}
-
 /* free_unref_folios: order-0 frames into mm's cache, in order, under one
- * lock: the same pushes (and batches back to the lists) as free_pages on
- * each in turn. */
+ * lock; a batch goes back to the lists each time the cache passes
+ * PCP_HIGH. */
 static void free_unref_pages(struct thps_machine *m, struct mm_struct *mm, struct page **pages,
 			     int n)
 {
@@ -706,6 +695,29 @@ static void free_unref_pages(struct thps_machine *m, struct mm_struct *mm, struc
 	raw_spin_unlock(&mm->pcp.lock);
 }
 
+void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page, unsigned order)
+{
+	if (order == 0 && mm) {
+		free_unref_pages(m, mm, &page, 1);
+		return;
+	}
+	free_pages_prepare(m, mm, page, order);
+	spin_lock(&m->zone.lock);
+	__free_one_page(m, page_to_pfn(m, page), order);
+	m->zone.nr_free_pages += 1UL << order;
+	spin_unlock(&m->zone.lock);
+}
+
+/* A folio nobody holds a reference to any more goes back to the
+ * allocator (a large one off the deferred-split queue first). */
+static void free_folio(struct thps_machine *m, struct mm_struct *mm, struct folio *folio)
+{
+	VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
+	if (folio_test_large(folio))
+		folio_undo_large_rmappable(m, folio);
+	free_pages(m, mm, (struct page *)folio, folio_order(folio));
+}
+
 void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *folio, int refs)
 {
 	/* atomic even for an unshared page: the deferred-split shrinker drops
@@ -715,10 +727,7 @@ void folio_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio *
 		VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
 		return;
 	}
-	VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
-	if (folio_test_large(folio))
-		folio_undo_large_rmappable(m, folio);
-	free_pages(m, mm, (struct page *)folio, folio_order(folio));
+	free_folio(m, mm, folio);
 }
 
 void folio_put(struct thps_machine *m, struct mm_struct *mm, struct folio *folio)
@@ -767,16 +776,15 @@ void folios_put_refs(struct thps_machine *m, struct mm_struct *mm, struct folio 
 			VM_BUG_ON_PAGE(folio_ref_count(folio) < 0, m, (struct page *)folio);
 			continue;
 		}
-		VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
 		if (!folio_test_large(folio)) {
+			VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
 			order0[n0++] = (struct page *)folio;
 			continue;
 		}
 		/* frees in the order of the references dropped */
 		free_unref_pages(m, mm, order0, n0);
 		n0 = 0;
-		folio_undo_large_rmappable(m, folio);
-		free_pages(m, mm, (struct page *)folio, folio_order(folio));
+		free_folio(m, mm, folio);
 	}
 	free_unref_pages(m, mm, order0, n0);
 }
