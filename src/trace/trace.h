@@ -204,6 +204,17 @@ uint64_t trace_reader_offset(const struct trace_reader *r);
  * ("PATH: offset N: what is wrong"). */
 int trace_next_slow(struct trace_reader *r, struct trace_event *ev);
 
+/* Signed numbers in records: zigzag, so that small magnitudes of either
+ * sign take few varint bytes. */
+static inline uint64_t trace_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t trace_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 /* The common record, a fault within 8 pages of the previous one (one byte:
  * bit 0 and the varint's continuation bit 7 clear), decoded inline;
  * everything else, and a step out of the address space, goes to
@@ -212,7 +223,7 @@ static inline int trace_next(struct trace_reader *r, struct trace_event *ev)
 {
 	if (__builtin_expect(r->p < r->blk_end && !(*r->p & 0x81), 1)) {
 		unsigned h = *r->p, d = h >> TRACE_FAULT_SHIFT;
-		uint64_t page = r->last_page + (uint64_t)((int64_t)(d >> 1) ^ -(int64_t)(d & 1));
+		uint64_t page = r->last_page + (uint64_t)trace_unzigzag(d);
 
 		if (__builtin_expect(page >= TRACE_PAGE_LIMIT, 0))
 			return trace_next_slow(r, ev); /* which says where */

@@ -199,11 +199,6 @@ static int get_varint(struct trace_reader *r, uint64_t *out)
 	return -1;
 }
 
-static int64_t unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 static int get_name(struct trace_reader *r, char *out, size_t cap)
 {
 	uint64_t n;
@@ -244,7 +239,7 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 		ev->type = TR_FAULT;
 		ev->write = !!(h & TRACE_FAULT_WRITE);
 		ev->kernel = !!(h & TRACE_FAULT_KERNEL);
-		r->last_page += (uint64_t)unzigzag(h >> TRACE_FAULT_SHIFT);
+		r->last_page += (uint64_t)trace_unzigzag(h >> TRACE_FAULT_SHIFT);
 		if (r->last_page >= TRACE_PAGE_LIMIT)
 			return fail(r, start, "fault address out of range (the trace is damaged)");
 		ev->addr = r->last_page << 12;
@@ -282,7 +277,7 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 				goto bad;
 		if (get_varint(r, &v))
 			goto bad;
-		ev->ret = unzigzag(v);
+		ev->ret = trace_unzigzag(v);
 		break;
 	case TR_FORK:
 		if (get_varint(r, &v) || v > INT32_MAX)
@@ -315,7 +310,7 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 	case TR_EXIT:
 		if (get_varint(r, &v))
 			goto bad;
-		ev->status = unzigzag(v);
+		ev->status = trace_unzigzag(v);
 		break;
 	case TR_LOST:
 		if (get_varint(r, &ev->count))

@@ -148,11 +148,6 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static inline uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
 static uint8_t *put_name(uint8_t *p, const char *s)
 {
 	size_t n = s ? strnlen(s, TRACE_NAME_MAX - 1) : 0;
@@ -283,7 +278,7 @@ void trace_write_fault(struct trace_writer *w, uint64_t addr, int write, int ker
 	uint64_t page = addr >> 12;
 	uint8_t *p = reserve(w, 12);
 
-	p = put_varint(p, (zigzag((int64_t)(page - w->last_page)) << TRACE_FAULT_SHIFT) |
+	p = put_varint(p, (trace_zigzag((int64_t)(page - w->last_page)) << TRACE_FAULT_SHIFT) |
 			       (kernel ? TRACE_FAULT_KERNEL : 0) | (write ? TRACE_FAULT_WRITE : 0));
 	commit(w, p);
 	w->last_page = page;
@@ -304,7 +299,7 @@ void trace_write_syscall(struct trace_writer *w, int nr, int nargs, const uint64
 	p = put_varint(p, (uint64_t)nargs);
 	for (int i = 0; i < nargs; i++)
 		p = put_varint(p, args[i]);
-	p = put_varint(p, zigzag(ret));
+	p = put_varint(p, trace_zigzag(ret));
 	commit(w, p);
 }
 
@@ -360,7 +355,7 @@ void trace_write_exit(struct trace_writer *w, int64_t status)
 	uint8_t *p = reserve(w, 16);
 
 	p = put_type(p, TR_EXIT);
-	p = put_varint(p, zigzag(status));
+	p = put_varint(p, trace_zigzag(status));
 	commit(w, p);
 }
 
