@@ -55,6 +55,20 @@ static inline pmd_t *walk_pmd(struct mm_struct *mm, uint64_t addr, struct walk_c
 	return walk_pmd_slow(mm, addr, wc);
 }
 
+/* The bits an access sets in the leaf entry that maps it: accessed, and
+ * dirty on a write. */
+static inline pteval_t access_bits(bool write)
+{
+	return _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+}
+
+/* Set them in the leaf entry (its value v) unless they are set already. */
+static inline void leaf_mark(pteval_t *entry, pteval_t v, pteval_t set)
+{
+	if ((v & set) != set)
+		WRITE_ONCE(*entry, v | set);
+}
+
 /* The MMU from the PMD level down: translate addr or return NULL (a
  * fault), needing the present bit (and the writable bit for a write) at
  * the leaf and setting the accessed (and dirty) bit.  *frame gets the
@@ -63,7 +77,7 @@ static inline __attribute__((always_inline)) uint8_t *
 mmu_walk(struct thps_machine *m, pmd_t *pmd, uint64_t addr, bool write, struct page **frame)
 {
 	const pteval_t need = _PAGE_PRESENT | (write ? _PAGE_RW : 0);
-	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+	const pteval_t set = access_bits(write);
 	pte_t *pte;
 	pteval_t v;
 	uint64_t pfn;
@@ -74,16 +88,14 @@ mmu_walk(struct thps_machine *m, pmd_t *pmd, uint64_t addr, bool write, struct p
 	if (v & _PAGE_PSE) {
 		if ((v & need) != need)
 			return NULL;
-		if ((v & set) != set)
-			WRITE_ONCE(pmd->pmd, v | set);
+		leaf_mark(&pmd->pmd, v, set);
 		pfn = ((v & PTE_PFN_MASK) >> PAGE_SHIFT) + ((addr >> PAGE_SHIFT) & (HPAGE_PMD_NR - 1));
 	} else {
 		pte = pte_offset(m, pmd, addr);
 		v = READ_ONCE(pte->pte);
 		if ((v & need) != need)
 			return NULL;
-		if ((v & set) != set)
-			WRITE_ONCE(pte->pte, v | set);
+		leaf_mark(&pte->pte, v, set);
 		pfn = (v & PTE_PFN_MASK) >> PAGE_SHIFT;
 	}
 	*frame = pfn_to_page(m, pfn);
@@ -143,15 +155,14 @@ static int fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, uint
 static void access_run(struct thps_machine *m, pmd_t *pmd, uint64_t addr, int n, bool write,
 		       bool symbolic)
 {
-	const pteval_t set = _PAGE_ACCESSED | (write ? _PAGE_DIRTY : 0);
+	const pteval_t set = access_bits(write);
 	pte_t *pte = pte_offset(m, pmd, addr);
 
 	for (int i = 0; i < n; i++) {
 		pteval_t v = READ_ONCE(pte[i].pte);
 
 		VM_BUG_ON(!(v & _PAGE_PRESENT) || (write && !(v & _PAGE_RW)));
-		if ((v & set) != set)
-			WRITE_ONCE(pte[i].pte, v | set);
+		leaf_mark(&pte[i].pte, v, set);
 		access_frame(m, pfn_to_page(m, (v & PTE_PFN_MASK) >> PAGE_SHIFT), write, symbolic);
 	}
 }
