@@ -155,6 +155,18 @@ const char *thps_knob_name(int i);
 /* One line of help for knob i: values and kernel versions. */
 const char *thps_knob_help(int i);
 
+/*
+ * Kernel profiles: the thpsim/ knobs are what differs between kernels that
+ * sysfs does not show.  Change i: from Linux "since" on, knob has value,
+ * because of the named Linux change; NULL past the end.  Rows of one knob
+ * are in version order.  "thpsim/kernel" = "X.Y" sets every thpsim/ knob
+ * to its value in Linux X.Y.
+ */
+struct thps_profile_change {
+	const char *knob, *since, *value, *change;
+};
+const struct thps_profile_change *thps_profile_change(int i);
+
 /* vm items (events then gauges), in pages/counts; index by enum thps_vm_item. */
 void thps_vmstat(thps_machine *m, uint64_t out[THPS_NR_VM_ITEMS]);
 /* meminfo in kB; index by enum thps_meminfo_item. */

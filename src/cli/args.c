@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util/kprofile.h"
 
 int cli_exit_signal;
 
@@ -113,7 +114,12 @@ int cli_add_set(struct cli_sets *sets, const char *arg)
 int cli_apply_sets(thps_machine *m, const struct cli_sets *sets)
 {
 	for (int i = 0; i < sets->n; i++) {
-		int err = thps_knob_set(m, sets->name[i], sets->value[i]);
+		int err;
+
+		if (!strcmp(sets->name[i], "thpsim/kernel") && !strcmp(sets->value[i], "auto"))
+			err = kprofile_apply(kprofile_host(), m);
+		else
+			err = thps_knob_set(m, sets->name[i], sets->value[i]);
 
 		if (err) {
 			cli_error(0, "--set %s=%s: %s", sets->name[i], sets->value[i], thps_last_error(m));

@@ -32,7 +32,8 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* "text" or "json": sets *json; prints the error itself. */
 int cli_parse_format(const char *s, int *json);
 int cli_add_set(struct cli_sets *sets, const char *arg);
-/* Apply the sets to m; prints the error and returns it on failure. */
+/* Apply the sets to m; prints the error and returns it on failure.
+ * "thpsim/kernel=auto" applies the running kernel's detected profile. */
 int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
 
 struct json;
@@ -48,6 +49,7 @@ int cmd_kernel(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
+int cmd_kernel_profile(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_replay(int argc, char **argv);

@@ -40,6 +40,7 @@ static const struct {
 	{ "validate", cmd_validate, "SCENARIO|DIR... [--format text|json]   both, side by side; exit 1 on a difference" },
 	{ "bench", cmd_bench, "[--threads N] [--seconds S] [--repeat R] [--procs P] [--size SIZE] [--step SIZE] [--format text|json]   fault rates, the huge zero page refcount experiment, memory, replay speed" },
 	{ "knobs", cmd_knobs, "   the knobs --set takes, their defaults and values" },
+	{ "kernel-profile", cmd_kernel_profile, "[--format text|json]   what the running kernel is and does, as the model's thpsim/ knobs" },
 	{ "record", cmd_record, "-o TRACE [--buffer MiB] -- COMMAND [ARG]...   trace a real program's anonymous memory (root)" },
 	{ "replay", cmd_replay, "TRACE [--set KNOB=VALUE]... [--format text|json|csv]   a recorded program under a THP policy" },
 	{ "compare", cmd_compare, "TRACE [--policy NAME=KNOBS]... [--svg FILE] [--format text|json]   several THP policies side by side" },

@@ -260,7 +260,7 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 		return VM_FAULT_FALLBACK;
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
-	if (!(vmf->flags & FAULT_FLAG_WRITE) && KNOB(m, use_zero_page)) {
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && KNOB(m, zero_page) && KNOB(m, use_zero_page)) {
 		struct folio *zero_folio;
 
 		pgtable = pte_alloc_one(mm);
@@ -533,7 +533,7 @@ int change_huge_pmd(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, pgpro
 	if (is_huge_zero_pmd(m, orig)) {
 		/* the series' patch 5: it stays write-protected */
 		entry = pmd_wrprotect(entry);
-	} else if (try_writable && !pmd_protnone(entry)) {
+	} else if (try_writable && KNOB(m, mprotect_pmd_writable) && !pmd_protnone(entry)) {
 		/* can_change_pmd_writable: only an exclusive anonymous THP */
 		struct page *page = vm_normal_page_pmd(vma, entry);
 
@@ -665,7 +665,7 @@ void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct f
 
 	if (folio_order(folio) <= 1)
 		return;
-	if (!partially_mapped && !KNOB(m, shrink_underused))
+	if (!partially_mapped && !(KNOB(m, underused_shrinker) && KNOB(m, shrink_underused)))
 		return;
 	spin_lock(&m->split_queue_lock);
 	if (partially_mapped && !test_bit_flags(page1, PG_partially_mapped)) {
@@ -835,6 +835,11 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 		rmap_unlock_all(m, held);
 		return -EAGAIN;
 	}
+	/* thpsim/deferred_split=unmap (Linux before 6.8): unmapping the folio
+	 * for the split removes each page's mapping, which queues it, and
+	 * counts, if it was not queued yet */
+	if (!queued && KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP && folio_mapcount(folio))
+		count_vm_event(m, NULL, THPS_VM_thp_deferred_split_page);
 	rmap_walk_locked(m, &r, split_pmd_mapping, NULL);
 	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);
 	VM_BUG_ON_PAGE(folio_ref_count(folio) != folio_mapcount(folio) + 1, m, head);
@@ -860,7 +865,9 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 			free_pages(m, NULL, p, 0);
 	}
 	count_vm_event(m, NULL, THPS_VM_thp_split_page);
-	rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
+	/* Linux 6.12+, not where the zero page is forbidden */
+	if (KNOB(m, split_remap_zero) && KNOB(m, zero_page))
+		rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
 	rmap_unlock_all(m, held);
 	return 0;
 }
@@ -900,7 +907,8 @@ unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held
 	for (int i = 0; i < n; i++) {
 		struct folio *folio = pfn_folio(m, batch[i]);
 		bool partially = folio_test_partially_mapped(folio);
-		bool underused = !partially && KNOB(m, max_ptes_none) != HPAGE_PMD_NR - 1;
+		bool underused = !partially && KNOB(m, underused_shrinker) &&
+				 KNOB(m, max_ptes_none) != HPAGE_PMD_NR - 1;
 
 		if ((partially || underused) && split_folio_to_order0(m, folio, held, underused, false) == 0) {
 			if (underused)

@@ -65,8 +65,9 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	struct mm_struct *mm = vma->vm_mm;
 	struct folio *folio;
 
-	/* Use the zero page for reads. */
-	if (!(vmf->flags & FAULT_FLAG_WRITE)) {
+	/* Use the zero page for reads, unless the kernel forbids it
+	 * (mm_forbids_zeropage: then a read allocates as a write does). */
+	if (!(vmf->flags & FAULT_FLAG_WRITE) && KNOB(mm->m, zero_page)) {
 		set_pte(vmf->pte, zero_page_pte(vma));
 		return 0;
 	}
@@ -231,7 +232,8 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
  *  - a read of a none entry maps the zero page (do_anonymous_page);
  *  - a write to a none entry, or to the zero page (do_wp_page, with no
  *    page to copy: wp_page_copy), maps a new zeroed page, as many as
- *    alloc_pages_bulk gets without reclaim.
+ *    alloc_pages_bulk gets without reclaim; so does a read of a none
+ *    entry where the kernel forbids the zero page.
  * A fault taken page by page on one page changes nothing another page's
  * fault reads, so taking them together leaves the same tables, frames and
  * counts.  It stops at the first page that does not fault, faults in any
@@ -252,7 +254,7 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	VM_BUG_ON(!pmd_present(pmdp_get(pmd)) || pmd_trans_huge(pmdp_get(pmd)));
 	VM_BUG_ON(addr < vma->vm_start || end > vma->vm_end || end > pmd_addr_end(addr, end) ||
 		  addr >= end);
-	if (!write) {
+	if (!write && KNOB(m, zero_page)) {
 		const pte_t zero = zero_page_pte(vma);
 
 		while ((uint64_t)n < max && pte_none(ptep_get(pte + n)))
@@ -265,7 +267,8 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	while ((uint64_t)n < max) {
 		pte_t e = ptep_get(pte + n);
 
-		if (!pte_none(e) && (pte_write(e) || vm_normal_page(vma, e)))
+		/* a read takes only none entries: it maps no zero page here */
+		if (!pte_none(e) && (!write || pte_write(e) || vm_normal_page(vma, e)))
 			break;
 		n++;
 	}
@@ -391,7 +394,7 @@ void zap_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end
 		zap_pte_range(vma, pmd, addr, next);
 		/* CONFIG_PT_RECLAIM: MADV_DONTNEED frees a table whose whole
 		 * 2 MiB it zapped (reclaim_pt_is_enabled) */
-		if (reclaim_pt && next - addr == PMD_SIZE)
+		if (reclaim_pt && KNOB(mm->m, pt_reclaim) && next - addr == PMD_SIZE)
 			try_to_free_pte(mm, pmd);
 	}
 }

@@ -2,11 +2,19 @@
  * sysfs.c - the knobs: /sys/kernel/mm/transparent_hugepage/... and the
  * model's own under thpsim/ (mirrors the sysfs half of mm/huge_memory.c).
  *
- * Each knob is one row of the table below: its sysfs name, its values, and
- * where it lives in struct knobs.  Defaults are those of Linux 6.18 built as
- * this machine's kernel (CONFIG_TRANSPARENT_HUGEPAGE_MADVISE).  The
- * model-only knobs choose behaviour that changed across kernel versions;
- * "thpsim/kernel" sets all of them to one version's at once.
+ * Each knob is one row of knob_defs: its sysfs name, its values, and where
+ * it lives in struct knobs.  Defaults are those of Linux 6.18 built with
+ * CONFIG_TRANSPARENT_HUGEPAGE_MADVISE, on a machine with a zero page.
+ *
+ * Kernel profiles.  The thpsim/ knobs are the behaviour that differs
+ * between kernels and that sysfs does not show.  profile_changes lists,
+ * per knob, the Linux version from which each value holds and the change
+ * that made it; "thpsim/kernel=X.Y" sets every thpsim/ knob to its value
+ * in Linux X.Y.  Only this table knows versions: everything else asks a
+ * knob.  Items a build or a boot decides (thpsim/zero_page,
+ * thpsim/pt_reclaim, a persistent huge zero page) take the version's
+ * default configuration here; the host's detection (util/kprofile.c)
+ * overrides them with what it found.
  */
 #include "internal.h"
 
@@ -25,6 +33,7 @@ static const char *const defrag_values[] = { "always", "defer", "defer+madvise",
 static const char *const lifetime_values[] = { "refcount", "per-mm", "persistent", NULL };
 static const char *const hzp_wp_values[] = { "alloc-or-pte", "split", "alloc-or-split", NULL };
 static const char *const thp_cow_values[] = { "copy", "split", NULL };
+static const char *const deferred_split_values[] = { "unmap", "partial", NULL };
 
 #define K(field) offsetof(struct knobs, field)
 static const struct knob_def knob_defs[] = {
@@ -51,50 +60,105 @@ static const struct knob_def knob_defs[] = {
 	{ "thpsim/thp_cow", thp_cow_values, 0, 0, K(thp_cow),
 	  "write fault on a THP shared after fork: copy (Linux 3.8-5.7: copy 2 MiB) | split "
 	  "(Linux 5.8+: split the PMD, copy 4 KiB)" },
+	{ "thpsim/zero_page", NULL, 0, 1, K(zero_page),
+	  "1: read faults map the shared zero page and the huge zero page | 0: they allocate "
+	  "as writes do, as on a kernel where mm_forbids_zeropage (s390 KVM guests, "
+	  "pvm_no_zero_page=1)" },
+	{ "thpsim/pt_reclaim", NULL, 0, 1, K(pt_reclaim),
+	  "1: MADV_DONTNEED frees a PTE table it emptied (CONFIG_PT_RECLAIM, Linux 6.14+) | 0: "
+	  "the empty table stays in VmPTE" },
+	{ "thpsim/split_remap_zero", NULL, 0, 1, K(split_remap_zero),
+	  "1: splitting a THP maps its zero-filled subpages to the zero page (Linux 6.12+) | 0: "
+	  "they stay pages" },
+	{ "thpsim/underused_shrinker", NULL, 0, 1, K(underused_shrinker),
+	  "1: the deferred-split shrinker splits underused THPs, thp_underused_split_page "
+	  "(Linux 6.12+) | 0: no such shrinker" },
+	{ "thpsim/mprotect_pmd_writable", NULL, 0, 1, K(mprotect_pmd_writable),
+	  "1: mprotect making an exclusive THP writable again writes its PMD writable (Linux "
+	  "6.3+) | 0: the next write faults" },
+	{ "thpsim/deferred_split", deferred_split_values, 0, 0, K(deferred_split),
+	  "unmap (Linux 3.8-6.7: a THP is queued, and thp_deferred_split_page counts, when any "
+	  "page of it loses its last mapping, even as it is freed or split) | partial (Linux "
+	  "6.8+: only when left partially mapped)" },
 };
 #undef K
 
-/* thpsim/kernel: the model knobs of one kernel version at once. */
-static const struct {
-	const char *version;
-	int lifetime, wp, cow;
-} presets[] = {
-	{ "3.8", HZP_REFCOUNT, HZP_WP_ALLOC_OR_PTE, THP_COW_COPY },
-	{ "4.9", HZP_PER_MM, HZP_WP_ALLOC_OR_PTE, THP_COW_COPY },
-	{ "5.8", HZP_PER_MM, HZP_WP_SPLIT, THP_COW_SPLIT },
-	{ "6.13", HZP_PER_MM, HZP_WP_ALLOC_OR_SPLIT, THP_COW_SPLIT },
-	{ "6.18", HZP_PER_MM, HZP_WP_ALLOC_OR_SPLIT, THP_COW_SPLIT },
+/*
+ * The kernel versions: from "since" on, knob has value, because of change.
+ * Rows of one knob are in version order; the first is its value in 3.8.
+ */
+static const struct thps_profile_change profile_changes[] = {
+	{ "thpsim/huge_zero_page_lifetime", "3.8", "refcount",
+	  "thp: implement refcounting for huge zero page (the series, patch 10)" },
+	{ "thpsim/huge_zero_page_lifetime", "4.9", "per-mm",
+	  "thp: reduce usage of huge zero page's atomic counter (Aaron Lu)" },
+	{ "thpsim/huge_zero_wp", "3.8", "alloc-or-pte",
+	  "thp: do_huge_pmd_wp_page(): handle huge zero page (the series, patch 4)" },
+	{ "thpsim/huge_zero_wp", "5.8", "split",
+	  "mm: thp: remove the defer list related code since this will not happen; "
+	  "do_huge_pmd_wp_page falls back to splitting the PMD (Kirill Shutemov)" },
+	{ "thpsim/huge_zero_wp", "6.13", "alloc-or-split",
+	  "mm: huge_memory: allocate THP on write fault to huge zero page (do_huge_zero_wp_pmd)" },
+	{ "thpsim/thp_cow", "3.8", "copy", "do_huge_pmd_wp_page copies the whole huge page" },
+	{ "thpsim/thp_cow", "5.8", "split",
+	  "mm: thp: make the THP mapcount atomic against __split_huge_pmd_locked(); COW of a "
+	  "THP splits the PMD and copies 4 KiB" },
+	{ "thpsim/zero_page", "3.8", "1",
+	  "the zero page on read faults (mm_forbids_zeropage is false on x86; a boot or "
+	  "architecture that forbids it is detected, not versioned)" },
+	{ "thpsim/pt_reclaim", "3.8", "0", "MADV_DONTNEED leaves empty PTE tables" },
+	{ "thpsim/pt_reclaim", "6.14", "1",
+	  "mm: pgtable: reclaim empty PTE page in madvise(MADV_DONTNEED) (CONFIG_PT_RECLAIM)" },
+	{ "thpsim/split_remap_zero", "3.8", "0", "a split THP keeps its zero-filled pages" },
+	{ "thpsim/split_remap_zero", "6.12", "1",
+	  "mm: remap unused subpages to shared zeropage when splitting isolated thp" },
+	{ "thpsim/underused_shrinker", "3.8", "0", "the deferred-split shrinker splits only "
+	  "queued partially mapped THPs" },
+	{ "thpsim/underused_shrinker", "6.12", "1", "mm: split underused THPs (thp_underused)" },
+	{ "thpsim/mprotect_pmd_writable", "3.8", "0", "change_huge_pmd keeps a private PMD "
+	  "read-only" },
+	{ "thpsim/mprotect_pmd_writable", "6.3", "1",
+	  "mm/huge_memory: try avoiding write faults when changing PMD protection "
+	  "(can_change_pmd_writable)" },
+	{ "thpsim/deferred_split", "3.8", "unmap",
+	  "page_remove_rmap queues the compound page whenever a subpage is unmapped" },
+	{ "thpsim/deferred_split", "6.8", "partial",
+	  "mm/rmap: introduce folio_remove_rmap_[pte|ptes|pmd](): queue only a folio left "
+	  "partially mapped" },
 };
+
 #define KERNEL_KNOB "thpsim/kernel"
 #define NR_KNOBS ((int)ARRAY_SIZE(knob_defs) + 1)
+#define KERNEL_OLDEST KERNEL_VERSION(3, 8)
+#define KERNEL_DEFAULT "6.18"
 
-void knobs_init(struct knobs *k)
+const struct thps_profile_change *thps_profile_change(int i)
 {
-	k->enabled = THP_MADVISE;
-	k->pmd_enabled = THP_INHERIT;
-	k->defrag = DEFRAG_MADVISE;
-	k->use_zero_page = 1;
-	k->shrink_underused = 1;
-	k->max_ptes_none = HPAGE_PMD_NR - 1;
-	k->hzp_lifetime = HZP_PER_MM;
-	k->hzp_wp = HZP_WP_ALLOC_OR_SPLIT;
-	k->thp_cow = THP_COW_SPLIT;
+	if (i < 0 || i >= (int)ARRAY_SIZE(profile_changes))
+		return NULL;
+	return &profile_changes[i];
 }
 
-const char *thps_knob_name(int i)
+/* "X.Y" or "X.Y.Z": KERNEL_VERSION(X, Y), or -1. */
+static int parse_kernel_version(const char *s)
 {
-	if (i < 0 || i >= NR_KNOBS)
-		return NULL;
-	return i < (int)ARRAY_SIZE(knob_defs) ? knob_defs[i].name : KERNEL_KNOB;
-}
+	char *end;
+	long a, b;
 
-const char *thps_knob_help(int i)
-{
-	if (i < 0 || i >= NR_KNOBS)
-		return NULL;
-	if (i < (int)ARRAY_SIZE(knob_defs))
-		return knob_defs[i].help;
-	return "3.8|4.9|5.8|6.13|6.18: set the thpsim/ knobs to that kernel's behaviour";
+	if (*s < '0' || *s > '9')
+		return -1;
+	a = strtol(s, &end, 10);
+	if (*end != '.' || end[1] < '0' || end[1] > '9')
+		return -1;
+	b = strtol(end + 1, &end, 10);
+	if (*end == '.') {
+		if (end[1] < '0' || end[1] > '9')
+			return -1;
+		strtol(end + 1, &end, 10);
+	}
+	if (*end || a > 99 || b > 255)
+		return -1;
+	return KERNEL_VERSION((int)a, (int)b);
 }
 
 static const struct knob_def *find_knob(const char *name)
@@ -131,6 +195,50 @@ static int *knob_field(struct knobs *k, const struct knob_def *d)
 	return (int *)((char *)k + d->offset);
 }
 
+/* Every thpsim/ knob set to its value in kernel version ver. */
+static void profile_for_version(struct knobs *k, int ver)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(profile_changes); i++) {
+		const struct thps_profile_change *c = &profile_changes[i];
+		const struct knob_def *d = find_knob(c->knob);
+		int v;
+
+		if (parse_kernel_version(c->since) > ver)
+			continue;
+		if (d && !parse_value(d, c->value, &v))
+			*knob_field(k, d) = v;
+	}
+	k->kernel = ver;
+}
+
+void knobs_init(struct knobs *k)
+{
+	k->enabled = THP_MADVISE;
+	k->pmd_enabled = THP_INHERIT;
+	k->defrag = DEFRAG_MADVISE;
+	k->use_zero_page = 1;
+	k->shrink_underused = 1;
+	k->max_ptes_none = HPAGE_PMD_NR - 1;
+	profile_for_version(k, parse_kernel_version(KERNEL_DEFAULT));
+}
+
+const char *thps_knob_name(int i)
+{
+	if (i < 0 || i >= NR_KNOBS)
+		return NULL;
+	return i < (int)ARRAY_SIZE(knob_defs) ? knob_defs[i].name : KERNEL_KNOB;
+}
+
+const char *thps_knob_help(int i)
+{
+	if (i < 0 || i >= NR_KNOBS)
+		return NULL;
+	if (i < (int)ARRAY_SIZE(knob_defs))
+		return knob_defs[i].help;
+	return "X.Y (3.8 or later): set every thpsim/ knob to Linux X.Y's behaviour, its default "
+	       "configuration, with a zero page ('thpsim kernel-profile' shows this machine's)";
+}
+
 static int set_lifetime_locked(thps_machine *m, int v)
 {
 	if (v != m->knobs.hzp_lifetime && READ_ONCE(m->huge_zero_pfn) != NO_PFN)
@@ -142,27 +250,44 @@ static int set_lifetime_locked(thps_machine *m, int v)
 	return 0;
 }
 
+/* Store every field of k but the lifetime, which the caller has set. */
+static void knobs_store_locked(thps_machine *m, const struct knobs *k)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(knob_defs); i++)
+		if (knob_defs[i].offset != offsetof(struct knobs, hzp_lifetime))
+			WRITE_ONCE(*knob_field(&m->knobs, &knob_defs[i]),
+				   *knob_field((struct knobs *)k, &knob_defs[i]));
+	WRITE_ONCE(m->knobs.kernel, k->kernel);
+}
+
+static int set_kernel(thps_machine *m, const char *value)
+{
+	int ver = parse_kernel_version(value), err;
+	struct knobs k;
+
+	if (ver < 0)
+		return machine_error(m, -EINVAL, "%s: bad version '%s' (%s)", KERNEL_KNOB, value,
+				     thps_knob_help(NR_KNOBS - 1));
+	if (ver < KERNEL_OLDEST)
+		return machine_error(m, -EINVAL, "%s: '%s' is older than Linux 3.8, the first "
+				     "with a huge zero page", KERNEL_KNOB, value);
+	spin_lock(&m->knob_lock);
+	k = m->knobs;
+	profile_for_version(&k, ver);
+	err = set_lifetime_locked(m, k.hzp_lifetime);
+	if (!err)
+		knobs_store_locked(m, &k);
+	spin_unlock(&m->knob_lock);
+	return err;
+}
+
 int thps_knob_set(thps_machine *m, const char *name, const char *value)
 {
 	const struct knob_def *d;
 	int v, err = 0;
 
-	if (!strcmp(name, KERNEL_KNOB)) {
-		for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
-			if (strcmp(presets[i].version, value))
-				continue;
-			spin_lock(&m->knob_lock);
-			err = set_lifetime_locked(m, presets[i].lifetime);
-			if (!err) {
-				WRITE_ONCE(m->knobs.hzp_wp, presets[i].wp);
-				WRITE_ONCE(m->knobs.thp_cow, presets[i].cow);
-			}
-			spin_unlock(&m->knob_lock);
-			return err;
-		}
-		return machine_error(m, -EINVAL, "%s: unknown version '%s' (%s)", name, value,
-				     thps_knob_help(NR_KNOBS - 1));
-	}
+	if (!strcmp(name, KERNEL_KNOB))
+		return set_kernel(m, value);
 	d = find_knob(name);
 	if (!d)
 		return machine_error(m, -ENOENT, "unknown knob '%s'", name);
@@ -183,15 +308,7 @@ int thps_knob_get(thps_machine *m, const char *name, char *buf, size_t len)
 	struct knobs k = knobs_read(m);
 
 	if (!strcmp(name, KERNEL_KNOB)) {
-		const char *ver = "custom";
-
-		for (size_t i = ARRAY_SIZE(presets); i-- > 0;)
-			if (presets[i].lifetime == k.hzp_lifetime && presets[i].wp == k.hzp_wp &&
-			    presets[i].cow == k.thp_cow) {
-				ver = presets[i].version;
-				break;
-			}
-		snprintf(buf, len, "%s", ver);
+		snprintf(buf, len, "%d.%d", k.kernel / 256, k.kernel % 256);
 		return 0;
 	}
 	d = find_knob(name);

@@ -331,6 +331,15 @@ enum thp_cow {
 	THP_COW_SPLIT, /* Linux 5.8+: split the PMD, copy 4 KiB */
 };
 
+/* When a large anonymous folio joins the deferred split queue (and
+ * thp_deferred_split_page counts): model knob thpsim/deferred_split. */
+enum deferred_split_when {
+	DEFERRED_SPLIT_UNMAP,   /* Linux 3.8-6.x: any page losing its last mapping */
+	DEFERRED_SPLIT_PARTIAL, /* later: only a folio left partially mapped */
+};
+
+#define KERNEL_VERSION(a, b) ((a) * 256 + (b))
+
 struct knobs {
 	int enabled;          /* enum thp_enabled */
 	int pmd_enabled;      /* hugepages-2048kB/enabled: enum thp_enabled */
@@ -341,6 +350,14 @@ struct knobs {
 	int hzp_lifetime;     /* enum hzp_lifetime */
 	int hzp_wp;           /* enum hzp_wp */
 	int thp_cow;          /* enum thp_cow */
+	/* kernel-profile items (sysfs.c: profile_changes) */
+	int zero_page;        /* thpsim/zero_page: 0 where mm_forbids_zeropage */
+	int pt_reclaim;       /* thpsim/pt_reclaim: CONFIG_PT_RECLAIM */
+	int split_remap_zero; /* thpsim/split_remap_zero: RMP_USE_SHARED_ZEROPAGE */
+	int underused_shrinker; /* thpsim/underused_shrinker: thp_underused */
+	int mprotect_pmd_writable; /* thpsim/mprotect_pmd_writable */
+	int deferred_split;   /* enum deferred_split_when */
+	int kernel;           /* thpsim/kernel: KERNEL_VERSION(a, b) last set */
 };
 
 struct fail_inject {
