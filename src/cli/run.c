@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util/kprofile.h"
 #include "scenario/scenario.h"
 #include "util/json.h"
 
@@ -130,9 +131,9 @@ static int run_cmd(int argc, char **argv, int kernel)
 	if (scenario_parse_file(path, &s, stderr))
 		return 2;
 	if (kernel)
-		scenario_run_kernel(&s, &r);
+		scenario_run_kernel(&s, kprofile_host(), &r);
 	else
-		scenario_run_model(&s, &sets, &r);
+		scenario_run_model(&s, NULL, &sets, &r);
 	if (json) {
 		struct json j;
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "util/kprofile.h"
 #include "scenario/scenario.h"
 #include "util/json.h"
 
@@ -148,6 +149,7 @@ int cmd_validate(int argc, char **argv)
 {
 	char **files = NULL;
 	int n = 0, cap = 0, json = 0, bad = 0, counts[5] = { 0 };
+	const struct kprofile *prof;
 	static const char *const kinds[] = { "match", "diff", "fail", "error", "skipped" };
 	struct json j;
 
@@ -164,10 +166,21 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (!n)
 		return cli_usage("usage: thpsim validate SCENARIO|DIR... [--format text|json]");
+	prof = kprofile_host();
 	if (json) {
 		json_init(&j, stdout, 1);
 		json_begin_object(&j, NULL);
+		json_string(&j, "kernel", prof->release);
+		json_begin_object(&j, "profile");
+		for (int i = 0; i < prof->nitems; i++)
+			json_string(&j, prof->item[i].knob, prof->item[i].value);
+		json_end_object(&j);
 		json_begin_array(&j, "scenarios");
+	} else {
+		printf("kernel %s: the model runs its profile,", prof->release);
+		for (int i = 0; i < prof->nitems; i++)
+			printf(" %s=%s", prof->item[i].knob + 7, prof->item[i].value);
+		printf(" ('thpsim kernel-profile' says why)\n");
 	}
 	for (int f = 0; f < n; f++) {
 		struct scenario s;
@@ -179,8 +192,8 @@ int cmd_validate(int argc, char **argv)
 			free(o);
 			continue;
 		}
-		scenario_run_model(&s, NULL, &m);
-		scenario_run_kernel(&s, &k);
+		scenario_run_model(&s, prof, NULL, &m);
+		scenario_run_kernel(&s, prof, &k);
 		compare(&m, &k, o);
 		for (int c = 0; c < 5; c++)
 			counts[c] += !strcmp(o->result, kinds[c]);

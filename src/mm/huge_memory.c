@@ -835,10 +835,11 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 		rmap_unlock_all(m, held);
 		return -EAGAIN;
 	}
-	/* thpsim/deferred_split=unmap (Linux before 6.8): unmapping the folio
-	 * for the split removes each page's mapping, which queues it, and
-	 * counts, if it was not queued yet */
-	if (!queued && KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP && folio_mapcount(folio))
+	/* thpsim/deferred_split=unmap-and-split (Linux 3.8-6.1): unmapping the
+	 * folio for the split removed each page's mapping, which queued it,
+	 * and counted, if it was not queued yet */
+	if (!queued && KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP_AND_SPLIT &&
+	    folio_mapcount(folio))
 		count_vm_event(m, NULL, THPS_VM_thp_deferred_split_page);
 	rmap_walk_locked(m, &r, split_pmd_mapping, NULL);
 	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);
@@ -865,8 +866,11 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 			free_pages(m, NULL, p, 0);
 	}
 	count_vm_event(m, NULL, THPS_VM_thp_split_page);
-	/* Linux 6.12+, not where the zero page is forbidden */
-	if (KNOB(m, split_remap_zero) && KNOB(m, zero_page))
+	/* Linux 6.12+.  Linux skips it where mm_forbids_zeropage (s390 KVM);
+	 * a kernel booted with pvm_no_zero_page=1 still does it (observed:
+	 * scenarios fork-thp-parent-cow, madv-free-hzp), so thpsim/zero_page
+	 * leaves it to thpsim/split_remap_zero. */
+	if (KNOB(m, split_remap_zero))
 		rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
 	rmap_unlock_all(m, held);
 	return 0;

@@ -219,9 +219,9 @@ void folio_remove_rmap_ptes(struct folio *folio, struct page *page, int nr,
 			nr_unmapped = last;
 		partially_mapped = nr_unmapped && mapped;
 	}
-	/* thpsim/deferred_split=unmap: before Linux 6.8, page_remove_rmap
-	 * queued the folio whenever one of its pages lost its last mapping */
-	if (KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP)
+	/* thpsim/deferred_split before Linux 6.10: the folio was queued
+	 * whenever one of its pages lost its last mapping */
+	if (KNOB(m, deferred_split) != DEFERRED_SPLIT_PARTIAL)
 		partially_mapped = nr_unmapped;
 	if (partially_mapped && folio_test_anon(folio) && !folio_test_partially_mapped(folio))
 		deferred_split_folio(m, vma->vm_mm, folio, true);

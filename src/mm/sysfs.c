@@ -33,7 +33,7 @@ static const char *const defrag_values[] = { "always", "defer", "defer+madvise",
 static const char *const lifetime_values[] = { "refcount", "per-mm", "persistent", NULL };
 static const char *const hzp_wp_values[] = { "alloc-or-pte", "split", "alloc-or-split", NULL };
 static const char *const thp_cow_values[] = { "copy", "split", NULL };
-static const char *const deferred_split_values[] = { "unmap", "partial", NULL };
+static const char *const deferred_split_values[] = { "unmap-and-split", "unmap", "partial", NULL };
 
 #define K(field) offsetof(struct knobs, field)
 static const struct knob_def knob_defs[] = {
@@ -54,16 +54,16 @@ static const struct knob_def knob_defs[] = {
 	  "per address space) | persistent (never freed: the series at patch 9, "
 	  "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO)" },
 	{ "thpsim/huge_zero_wp", hzp_wp_values, 0, 0, K(hzp_wp),
-	  "write fault on the huge zero page: alloc-or-pte (Linux 3.8-5.7: new THP, else a PTE "
+	  "write fault on the huge zero page: alloc-or-pte (Linux 3.8-3.14: new THP, else a PTE "
 	  "table with one page) | split (Linux 5.8-6.12: split, copy 4 KiB) | alloc-or-split "
-	  "(Linux 6.13+: new THP, else split)" },
+	  "(Linux 3.15-5.7 and 6.13+: new THP, else split)" },
 	{ "thpsim/thp_cow", thp_cow_values, 0, 0, K(thp_cow),
 	  "write fault on a THP shared after fork: copy (Linux 3.8-5.7: copy 2 MiB) | split "
 	  "(Linux 5.8+: split the PMD, copy 4 KiB)" },
 	{ "thpsim/zero_page", NULL, 0, 1, K(zero_page),
 	  "1: read faults map the shared zero page and the huge zero page | 0: they allocate "
-	  "as writes do, as on a kernel where mm_forbids_zeropage (s390 KVM guests, "
-	  "pvm_no_zero_page=1)" },
+	  "as writes do, as on a kernel booted with pvm_no_zero_page=1 (with "
+	  "split_remap_zero=0: where mm_forbids_zeropage, s390 KVM guests)" },
 	{ "thpsim/pt_reclaim", NULL, 0, 1, K(pt_reclaim),
 	  "1: MADV_DONTNEED frees a PTE table it emptied (CONFIG_PT_RECLAIM, Linux 6.14+) | 0: "
 	  "the empty table stays in VmPTE" },
@@ -75,11 +75,12 @@ static const struct knob_def knob_defs[] = {
 	  "(Linux 6.12+) | 0: no such shrinker" },
 	{ "thpsim/mprotect_pmd_writable", NULL, 0, 1, K(mprotect_pmd_writable),
 	  "1: mprotect making an exclusive THP writable again writes its PMD writable (Linux "
-	  "6.3+) | 0: the next write faults" },
+	  "6.2+) | 0: the next write faults" },
 	{ "thpsim/deferred_split", deferred_split_values, 0, 0, K(deferred_split),
-	  "unmap (Linux 3.8-6.7: a THP is queued, and thp_deferred_split_page counts, when any "
-	  "page of it loses its last mapping, even as it is freed or split) | partial (Linux "
-	  "6.8+: only when left partially mapped)" },
+	  "when a THP is queued for deferred split and thp_deferred_split_page counts: "
+	  "unmap-and-split (Linux 3.8-6.1: when any page loses its last mapping, even as the "
+	  "whole THP is unmapped, and as a split unmaps it) | unmap (Linux 6.2-6.9: not as a "
+	  "split unmaps it) | partial (Linux 6.10+: only when left partially mapped)" },
 };
 #undef K
 
@@ -94,37 +95,46 @@ static const struct thps_profile_change profile_changes[] = {
 	  "thp: reduce usage of huge zero page's atomic counter (Aaron Lu)" },
 	{ "thpsim/huge_zero_wp", "3.8", "alloc-or-pte",
 	  "thp: do_huge_pmd_wp_page(): handle huge zero page (the series, patch 4)" },
+	{ "thpsim/huge_zero_wp", "3.15", "alloc-or-split",
+	  "mm, thp: drop do_huge_pmd_wp_zero_page_fallback() (Kirill Shutemov): without a THP "
+	  "the PMD is split" },
 	{ "thpsim/huge_zero_wp", "5.8", "split",
-	  "mm: thp: remove the defer list related code since this will not happen; "
-	  "do_huge_pmd_wp_page falls back to splitting the PMD (Kirill Shutemov)" },
+	  "thp: change CoW semantics for anon-THP (3917c80280c9, Kirill Shutemov)" },
 	{ "thpsim/huge_zero_wp", "6.13", "alloc-or-split",
-	  "mm: huge_memory: allocate THP on write fault to huge zero page (do_huge_zero_wp_pmd)" },
+	  "mm: allocate THP on hugezeropage wp-fault (1ced09e0331f, Dev Jain; "
+	  "do_huge_zero_wp_pmd)" },
 	{ "thpsim/thp_cow", "3.8", "copy", "do_huge_pmd_wp_page copies the whole huge page" },
 	{ "thpsim/thp_cow", "5.8", "split",
-	  "mm: thp: make the THP mapcount atomic against __split_huge_pmd_locked(); COW of a "
-	  "THP splits the PMD and copies 4 KiB" },
+	  "thp: change CoW semantics for anon-THP (3917c80280c9): split the PMD, copy 4 KiB" },
 	{ "thpsim/zero_page", "3.8", "1",
 	  "the zero page on read faults (mm_forbids_zeropage is false on x86; a boot or "
 	  "architecture that forbids it is detected, not versioned)" },
 	{ "thpsim/pt_reclaim", "3.8", "0", "MADV_DONTNEED leaves empty PTE tables" },
 	{ "thpsim/pt_reclaim", "6.14", "1",
-	  "mm: pgtable: reclaim empty PTE page in madvise(MADV_DONTNEED) (CONFIG_PT_RECLAIM)" },
+	  "mm: pgtable: reclaim empty PTE page in madvise(MADV_DONTNEED) (6375e95f381e, Qi "
+	  "Zheng; CONFIG_PT_RECLAIM, default y on x86-64)" },
 	{ "thpsim/split_remap_zero", "3.8", "0", "a split THP keeps its zero-filled pages" },
 	{ "thpsim/split_remap_zero", "6.12", "1",
-	  "mm: remap unused subpages to shared zeropage when splitting isolated thp" },
+	  "mm: remap unused subpages to shared zeropage when splitting isolated thp "
+	  "(b1f202060afe)" },
 	{ "thpsim/underused_shrinker", "3.8", "0", "the deferred-split shrinker splits only "
 	  "queued partially mapped THPs" },
-	{ "thpsim/underused_shrinker", "6.12", "1", "mm: split underused THPs (thp_underused)" },
+	{ "thpsim/underused_shrinker", "6.12", "1",
+	  "mm: split underused THPs (dafff3f4c850, thp_underused_split_page) and the "
+	  "shrink_underused file (81d3ff3c6f76)" },
 	{ "thpsim/mprotect_pmd_writable", "3.8", "0", "change_huge_pmd keeps a private PMD "
 	  "read-only" },
-	{ "thpsim/mprotect_pmd_writable", "6.3", "1",
+	{ "thpsim/mprotect_pmd_writable", "6.2", "1",
 	  "mm/huge_memory: try avoiding write faults when changing PMD protection "
-	  "(can_change_pmd_writable)" },
-	{ "thpsim/deferred_split", "3.8", "unmap",
-	  "page_remove_rmap queues the compound page whenever a subpage is unmapped" },
-	{ "thpsim/deferred_split", "6.8", "partial",
-	  "mm/rmap: introduce folio_remove_rmap_[pte|ptes|pmd](): queue only a folio left "
-	  "partially mapped" },
+	  "(c27f479ef542, can_change_pmd_writable)" },
+	{ "thpsim/deferred_split", "3.8", "unmap-and-split",
+	  "page_remove_rmap queues the compound page whenever a subpage loses its last "
+	  "mapping, and __split_huge_pmd_locked's freeze loop removes each one" },
+	{ "thpsim/deferred_split", "6.2", "unmap",
+	  "mm,thp,rmap: clean up the end of __split_huge_pmd_locked() (Hugh Dickins): a split "
+	  "no longer queues" },
+	{ "thpsim/deferred_split", "6.10", "partial",
+	  "mm/rmap: do not add fully unmapped large folio to deferred split list (7491f3f34891)" },
 };
 
 #define KERNEL_KNOB "thpsim/kernel"

@@ -334,8 +334,9 @@ enum thp_cow {
 /* When a large anonymous folio joins the deferred split queue (and
  * thp_deferred_split_page counts): model knob thpsim/deferred_split. */
 enum deferred_split_when {
-	DEFERRED_SPLIT_UNMAP,   /* Linux 3.8-6.x: any page losing its last mapping */
-	DEFERRED_SPLIT_PARTIAL, /* later: only a folio left partially mapped */
+	DEFERRED_SPLIT_UNMAP_AND_SPLIT, /* Linux 3.8-6.1: unmap, and a split's unmapping */
+	DEFERRED_SPLIT_UNMAP,   /* Linux 6.2-6.9: any page losing its last mapping */
+	DEFERRED_SPLIT_PARTIAL, /* Linux 6.10+: only a folio left partially mapped */
 };
 
 #define KERNEL_VERSION(a, b) ((a) * 256 + (b))

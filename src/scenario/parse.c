@@ -37,6 +37,7 @@ struct parser {
 	int exited[SCN_MAX_PROCS];
 	uint64_t region_len[SCN_MAX_REGIONS];
 	int seen_op;
+	thps_machine *scratch; /* checks the values of "when" conditions */
 };
 
 static int perr(struct parser *p, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -369,11 +370,73 @@ static int check_proc_alive(struct parser *p, int proc)
 	return 0;
 }
 
+/* "when KNOB=VALUE[,KNOB!=VALUE]...": the conditions into st->when, the
+ * two words taken off the line.  Only steps that change no process or
+ * region may be guarded, so every profile runs the same structure. */
+static int parse_when(struct parser *p, struct scn_step *st)
+{
+	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink" };
+	const struct tok *c = &p->t[1];
+	int ok = 0;
+
+	if (p->nt < 3)
+		return perr(p, 1, "usage: when KNOB=VALUE[,KNOB!=VALUE]... STEP");
+	for (size_t i = 0; i < sizeof(guardable) / sizeof(guardable[0]); i++)
+		ok |= tok_is(&p->t[2], guardable[i]);
+	if (!ok)
+		return perr(p, p->t[2].col,
+			    "'when' guards expect, report, read, write and shrink only, not '%.*s'",
+			    p->t[2].len, p->t[2].s);
+	if (!p->scratch && thps_machine_new(&(struct thps_config){ .ram_bytes = 16ULL << 20 },
+					    &p->scratch))
+		return perr(p, 1, "out of memory");
+	for (int i = 0; i < c->len;) {
+		const char *cond = c->s + i, *comma = memchr(cond, ',', (size_t)(c->len - i));
+		int clen = comma ? (int)(comma - cond) : c->len - i, col = c->col + i, klen;
+		const char *eq = memchr(cond, '=', (size_t)clen);
+		struct scn_guard *g = &st->when;
+		int n = g->n, err;
+
+		if (g->n == SCN_MAX_CONDS)
+			return perr(p, col, "at most %d conditions", SCN_MAX_CONDS);
+		if (!eq || eq == cond || eq + 1 == cond + clen)
+			return perr(p, col, "expected KNOB=VALUE or KNOB!=VALUE, got '%.*s'", clen, cond);
+		g->neg[n] = eq[-1] == '!';
+		klen = (int)(eq - cond) - g->neg[n];
+		snprintf(g->knob[n], sizeof(g->knob[n]), "%.*s", klen, cond);
+		snprintf(g->value[n], sizeof(g->value[n]), "%.*s", (int)(cond + clen - eq - 1), eq + 1);
+		err = thps_knob_set(p->scratch, g->knob[n], g->value[n]);
+		if (err == -ENOENT)
+			return perr(p, col, "unknown knob '%s' ('thpsim knobs' lists them)", g->knob[n]);
+		if (err && err != -EBUSY)
+			return perr(p, col + klen + 1 + g->neg[n], "%s", thps_last_error(p->scratch));
+		g->n++;
+		i += clen + 1;
+	}
+	memmove(p->t, p->t + 2, sizeof(p->t[0]) * (size_t)(p->nt - 2));
+	p->nt -= 2;
+	return 0;
+}
+
+int scn_guard_holds(const struct scn_step *st, thps_machine *m)
+{
+	for (int i = 0; i < st->when.n; i++) {
+		char v[64];
+
+		if (thps_knob_get(m, st->when.knob[i], v, sizeof(v)) ||
+		    (strcmp(v, st->when.value[i]) == 0) == st->when.neg[i])
+			return 0;
+	}
+	return 1;
+}
+
 static int parse_line(struct parser *p, struct scn_step *st)
 {
 	struct tok *t = p->t;
 	struct scenario *s = p->s;
 
+	if (tok_is(t, "when") && parse_when(p, st))
+		return -1;
 	st->proc = p->cur_proc;
 	st->region = st->region2 = -1;
 	if (tok_is(t, "set")) {
@@ -602,7 +665,7 @@ static int parse_line(struct parser *p, struct scn_step *st)
 	}
 	return perr(p, t->col,
 		    "unknown step '%.*s' (expected set, mmap, munmap, mprotect, madvise, mremap, read, "
-		    "write, fork, proc, exit, shrink, prctl, expect, report)",
+		    "write, fork, proc, exit, shrink, prctl, expect, report, when)",
 		    t->len, t->s);
 }
 
@@ -684,6 +747,8 @@ int scenario_parse_string(const char *name, const char *text, struct scenario *s
 		}
 		s->steps[s->nsteps++] = st;
 	}
+	if (p.scratch)
+		thps_machine_free(p.scratch);
 	if (ret)
 		scenario_free(s);
 	return ret;

@@ -23,6 +23,11 @@
  * every mapping; never: PR_SET_THP_DISABLE; madvise on an "always" machine:
  * MADV_NOHUGEPAGE on every mapping); any other knob must already have the
  * scenario's value, or the scenario is skipped with the reason.
+ *
+ * The kernel's profile (util/kprofile.h, detected by the caller) stands for
+ * the thpsim/ knobs: a scenario's thpsim/ setting must agree with it, and
+ * its "when" guards are read against it.  A vmstat item this kernel does
+ * not have is not compared, with that reason.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +45,7 @@
 
 #include "scenario.h"
 #include "util/json.h"
+#include "util/kprofile.h"
 
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
 
@@ -538,6 +544,11 @@ struct kernel_run {
 	int alive[SCN_MAX_PROCS];
 	int64_t base_fig[THPS_NR_PROC_ITEMS];
 	int64_t vm_base[THPS_NR_VM_ITEMS];
+	/* vmstat events summed over the steps' own execution: /proc/vmstat
+	 * is system-wide, and other processes fault THPs too (on a kernel
+	 * without the zero page even their reads do), so the window is each
+	 * step, not the whole run */
+	int64_t vm_sum[THPS_NR_VM_ITEMS];
 	int64_t pgfault;      /* the sum of the steps' minflt */
 	int forked;
 	int hzp_comparable;
@@ -545,7 +556,12 @@ struct kernel_run {
 	int is_root;
 	FILE *json;          /* the reports, as the model's run writes them */
 	int nreports;
+	const struct kprofile *profile;
+	thps_machine *knobs; /* the profile and the scenario's settings, for guards */
 };
+
+/* Which vmstat items this kernel has, from the last read_vmstat. */
+static int vm_present[THPS_NR_VM_ITEMS];
 
 static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
 {
@@ -557,8 +573,7 @@ static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
 		const char *name = thps_vm_item_name(i);
 
 		v[i] = 0;
-		if (name)
-			find_field(buf, name, ' ', &v[i]);
+		vm_present[i] = name && !find_field(buf, name, ' ', &v[i]);
 	}
 	return 0;
 }
@@ -600,6 +615,29 @@ static void effective_mode(const char *global, const char *pmd, char *out, size_
 }
 
 /* Decide how the scenario's settings run here: 0 and *emulate, or skipped. */
+/* The scenario's thpsim/ settings on top of the profile must leave every
+ * thpsim/ knob as the profile has it: else this kernel does not behave so. */
+static int profile_agrees(const struct kernel_run *k, struct scn_result *r)
+{
+	for (int i = 0; thps_knob_name(i); i++) {
+		const char *name = thps_knob_name(i), *want;
+		char have[64];
+
+		if (strncmp(name, "thpsim/", 7) || !(want = kprofile_get(k->profile, name)))
+			continue;
+		thps_knob_get(k->knobs, name, have, sizeof(have));
+		if (!strcmp(have, want))
+			continue;
+		r->skipped = 1;
+		snprintf(r->skip_reason, sizeof(r->skip_reason),
+			 "the scenario's settings make %s=%s, this kernel (Linux %s profile, "
+			 "'thpsim kernel-profile') has %s",
+			 name, have, k->profile->version, want);
+		return 0;
+	}
+	return 1;
+}
+
 static int plan_settings(const struct scenario *s, struct scn_result *r, int *emulate)
 {
 	char global[32] = "", pmd[32] = "", want_global[32], want_pmd[32] = "inherit", have[32],
@@ -628,23 +666,8 @@ static int plan_settings(const struct scenario *s, struct scn_result *r, int *em
 			snprintf(want_pmd, sizeof(want_pmd), "%s", st->knob_value);
 			continue;
 		}
-		if (!strncmp(st->knob, "thpsim/", 7)) {
-			static const char *const ok[][2] = {
-				{ "thpsim/kernel", "6.18" },
-				{ "thpsim/kernel", "6.13" },
-				{ "thpsim/huge_zero_page_lifetime", "per-mm" },
-				{ "thpsim/huge_zero_wp", "alloc-or-split" },
-				{ "thpsim/thp_cow", "split" },
-			};
-			int fine = 0;
-
-			for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
-				fine |= !strcmp(ok[k][0], st->knob) && !strcmp(ok[k][1], st->knob_value);
-			if (!fine)
-				return skip(r, "%s=%s is not how this Linux 6.18 kernel behaves",
-					    st->knob, st->knob_value);
-			continue;
-		}
+		if (!strncmp(st->knob, "thpsim/", 7))
+			continue; /* against the profile: profile_agrees */
 		if (strncmp(st->knob, "transparent_hugepage/", 21))
 			return skip(r, "unknown knob %s%s", st->knob, "");
 		snprintf(path, sizeof(path), "%s%s", SYS_THP, st->knob + 21);
@@ -683,13 +706,15 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 	int64_t v0[THPS_NR_VM_ITEMS], v1[THPS_NR_VM_ITEMS];
 	pid_t pid;
 	int status;
+	char use[8];
 
 	k->hzp_comparable = 0;
 	if (!k->is_root) {
 		snprintf(k->hzp_why, sizeof(k->hzp_why), "needs root to drop caches");
 		return;
 	}
-	if (emulate == EMU_DISABLE) {
+	if (emulate == EMU_DISABLE || !strcmp(kprofile_get(k->profile, "thpsim/zero_page"), "0") ||
+	    (sysfs_choice(SYS_THP "use_zero_page", use, sizeof(use)) == 0 && !strcmp(use, "0"))) {
 		k->hzp_comparable = 1; /* no huge zero page can be used at all */
 		return;
 	}
@@ -796,7 +821,11 @@ static int vm_value(struct kernel_run *k, int item, int64_t *v, char *why, size_
 		return 1;
 	}
 	read_vmstat(now);
-	*v = now[item] - k->vm_base[item];
+	*v = item < THPS_NR_VM_EVENTS ? k->vm_sum[item] : now[item] - k->vm_base[item];
+	if (!vm_present[item]) {
+		snprintf(why, len, "this kernel has no vmstat item %s", thps_vm_item_name(item));
+		return 0;
+	}
 	if (item == THPS_VM_thp_zero_page_alloc && !k->hzp_comparable) {
 		snprintf(why, len, "%s", k->hzp_why);
 		return 0;
@@ -861,7 +890,8 @@ static void write_report(struct kernel_run *k, int line, const char *label)
 	for (int i = 0; i < THPS_NR_VM_ITEMS; i++)
 		if (thps_vm_item_name(i))
 			json_int(&j, thps_vm_item_name(i),
-				 i == THPS_VM_pgfault ? k->pgfault : vm[i] - k->vm_base[i]);
+				 i == THPS_VM_pgfault ? k->pgfault
+				 : i < THPS_NR_VM_EVENTS ? k->vm_sum[i] : vm[i] - k->vm_base[i]);
 	json_end_object(&j);
 	json_begin_array(&j, "processes");
 	for (int p = 0; p < k->s->nprocs; p++) {
@@ -914,12 +944,14 @@ static int step_failed(struct kernel_run *k, const struct scn_step *st, const ch
 	return -1;
 }
 
-static int control_step(struct kernel_run *k, int i)
+static int control_step_raw(struct kernel_run *k, int i)
 {
 	const struct scn_step *st = &k->s->steps[i];
 	struct cmd c = { .op = CMD_STEP, .step = i };
 	struct reply rep;
 
+	if (!scn_guard_holds(st, k->knobs))
+		return 0;
 	switch (st->op) {
 	case SCN_SET:
 	case SCN_PROC:
@@ -966,14 +998,67 @@ static int control_step(struct kernel_run *k, int i)
 	return 0;
 }
 
-int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
+/* A step, with the vmstat events counted while it acts. */
+static int control_step(struct kernel_run *k, int i)
 {
-	struct kernel_run k = { .s = s, .r = r };
+	enum scn_op op = k->s->steps[i].op;
+	int64_t before[THPS_NR_VM_ITEMS], after[THPS_NR_VM_ITEMS];
+	int ret;
+
+	if (op == SCN_SET || op == SCN_PROC || op == SCN_EXPECT || op == SCN_REPORT ||
+	    !scn_guard_holds(&k->s->steps[i], k->knobs))
+		return control_step_raw(k, i);
+	read_vmstat(before);
+	ret = control_step_raw(k, i);
+	read_vmstat(after);
+	for (int v = 0; v < THPS_NR_VM_EVENTS; v++)
+		k->vm_sum[v] += after[v] - before[v];
+	return ret;
+}
+
+/* The knobs guards and settings are read against: the profile, then the
+ * scenario's own settings.  0, or -1 with r->error set. */
+static int knob_machine(struct kernel_run *k)
+{
+	const struct scenario *s = k->s;
+
+	if (thps_machine_new(&(struct thps_config){ .ram_bytes = 16ULL << 20 }, &k->knobs) ||
+	    kprofile_apply(k->profile, k->knobs)) {
+		k->r->error = 1;
+		snprintf(k->r->error_msg, sizeof(k->r->error_msg), "cannot apply the kernel profile");
+		return -1;
+	}
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].op == SCN_SET)
+			thps_knob_set(k->knobs, s->steps[i].knob, s->steps[i].knob_value);
+	return 0;
+}
+
+static int run_kernel(struct kernel_run *k);
+
+int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile,
+			struct scn_result *r)
+{
+	struct kernel_run k = { .s = s, .r = r, .profile = profile };
+	int ret;
+
+	scn_result_init(r);
+	if (knob_machine(&k))
+		return -1;
+	ret = profile_agrees(&k, r) ? run_kernel(&k) : 0;
+	thps_machine_free(k.knobs);
+	return ret;
+}
+
+static int run_kernel(struct kernel_run *kr)
+{
+	struct kernel_run k = *kr;
+	const struct scenario *s = k.s;
+	struct scn_result *r = k.r;
 	struct worker w = { .s = s };
 	int emulate, status;
 	struct reply ready;
 
-	scn_result_init(r);
 	if (plan_settings(s, r, &emulate) || r->skipped)
 		return 0;
 	k.is_root = geteuid() == 0;

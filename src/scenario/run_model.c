@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "scenario.h"
+#include "util/kprofile.h"
 
 struct model_run {
 	const struct scenario *s;
@@ -249,7 +250,8 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 	return 0;
 }
 
-int scenario_run_model(const struct scenario *s, const struct cli_sets *sets, struct scn_result *r)
+int scenario_run_model(const struct scenario *s, const struct kprofile *base,
+		       const struct cli_sets *sets, struct scn_result *r)
 {
 	struct model_run x = { .s = s, .r = r, .sets = sets };
 	struct thps_config cfg = { .ram_bytes = 4ULL << 30 };
@@ -264,6 +266,8 @@ int scenario_run_model(const struct scenario *s, const struct cli_sets *sets, st
 		snprintf(r->error_msg, sizeof(r->error_msg), "cannot create the machine: %s", strerror(-err));
 		return err;
 	}
+	if (base && (err = kprofile_apply(base, x.m)))
+		goto out;
 	if (sets && (err = cli_apply_sets(x.m, sets)))
 		goto out;
 	err = thps_proc_new(x.m, &x.procs[0]);
@@ -273,6 +277,8 @@ int scenario_run_model(const struct scenario *s, const struct cli_sets *sets, st
 	thps_meminfo(x.m, x.meminfo0);
 	x.json = open_memstream(&buf, &len);
 	for (int i = 0; i < s->nsteps; i++) {
+		if (!scn_guard_holds(&s->steps[i], x.m))
+			continue;
 		err = run_step(&x, &s->steps[i]);
 		if (err) {
 			step_error(&x, &s->steps[i], err);

@@ -66,8 +66,23 @@ struct scn_figure {
 	uint64_t off;
 };
 
+/*
+ * "when KNOB=VALUE[,KNOB!=VALUE]... STEP": the step runs only where every
+ * condition holds for the knobs in force: the model's, or on the kernel
+ * its detected profile (util/kprofile.h) with the scenario's settings.  So
+ * one file holds the expectations of every kernel profile.
+ */
+#define SCN_MAX_CONDS 4
+struct scn_guard {
+	int n;
+	char knob[SCN_MAX_CONDS][64];
+	char value[SCN_MAX_CONDS][32];
+	int neg[SCN_MAX_CONDS];
+};
+
 struct scn_step {
 	int line;
+	struct scn_guard when;
 	enum scn_op op;
 	int proc;            /* the process the step runs in */
 	int region, region2; /* -1 when absent */
@@ -99,6 +114,9 @@ struct scenario {
 	int nsets_before_ops;
 	int has_late_set;
 };
+
+/* Does st's guard hold for the knobs of m?  1 without a guard. */
+int scn_guard_holds(const struct scn_step *st, thps_machine *m);
 
 /* Parse a file; on error print "file:line:column: message" to err and
  * return -1.  scenario_free releases what parsing allocated. */
@@ -148,12 +166,18 @@ const char *scn_cmp_name(enum scn_cmp c);
 /* "Rss", "vmstat thp_split_pmd", "child.AnonHugePages", "page A+0x1000" */
 void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char *buf, size_t len);
 
-/* Run in the model.  "sets" (NAME=VALUE) override the file's knobs. */
+/* Run in the model: on a machine with the kernel profile "base" (NULL:
+ * the model's default, Linux 6.18 with a zero page), then the file's
+ * knobs; "sets" (NAME=VALUE) override the file's knobs. */
 struct cli_sets;
-int scenario_run_model(const struct scenario *s, const struct cli_sets *sets,
-		       struct scn_result *r);
-/* Run on the running kernel; a scenario that cannot run here is skipped. */
-int scenario_run_kernel(const struct scenario *s, struct scn_result *r);
+struct kprofile;
+int scenario_run_model(const struct scenario *s, const struct kprofile *base,
+		       const struct cli_sets *sets, struct scn_result *r);
+/* Run on the running kernel, whose profile is "profile" (its guards and
+ * its thpsim/ settings are taken from it); a scenario that cannot run
+ * here is skipped. */
+int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile,
+			struct scn_result *r);
 
 /*
  * Measuring, for the runners: fn gives a figure's value now, 1 when it is

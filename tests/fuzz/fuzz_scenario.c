@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (small_enough(&s)) {
 			struct scn_result r;
 
-			scenario_run_model(&s, NULL, &r);
+			scenario_run_model(&s, NULL, NULL, &r);
 			scn_result_free(&r);
 		}
 		scenario_free(&s);

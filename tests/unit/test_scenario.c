@@ -129,7 +129,7 @@ static void run_text(const char *text, struct scn_result *r)
 
 	ASSERT_OK(scenario_parse_string("t.scn", text, &s, f));
 	fclose(f);
-	scenario_run_model(&s, NULL, r);
+	scenario_run_model(&s, NULL, NULL, r);
 	scenario_free(&s);
 }
 
