@@ -42,6 +42,26 @@ struct outcome {
 	} not_compared[256];
 };
 
+/*
+ * /proc/vmstat is system-wide: while a step runs, another process may
+ * fault, split or queue THPs of its own (observed here with builds and
+ * tests beside validate, on a kernel without the zero page: up to 70
+ * extra thp_fault_alloc in one scenario).  Such noise only ever adds.  A
+ * scenario whose every difference is a vmstat event the kernel counted
+ * more of is run again on the kernel, up to NOISE_RETRIES times; the
+ * kernel's behaviour repeats, the noise does not.
+ */
+#define NOISE_RETRIES 3
+static int only_vmstat_excess(const struct outcome *o)
+{
+	if (strcmp(o->result, "diff") || !o->ndiffs)
+		return 0;
+	for (int d = 0; d < o->ndiffs; d++)
+		if (!strstr(o->diffs[d].key, " vmstat ") || o->diffs[d].kernel <= o->diffs[d].model)
+			return 0;
+	return 1;
+}
+
 static const struct scn_value *find_value(const struct scn_result *r, const char *key)
 {
 	for (int i = 0; i < r->nvalues; i++)
@@ -195,6 +215,15 @@ int cmd_validate(int argc, char **argv)
 		scenario_run_model(&s, prof, NULL, &m);
 		scenario_run_kernel(&s, prof, &k);
 		compare(&m, &k, o);
+		for (int t = 0; t < NOISE_RETRIES && only_vmstat_excess(o); t++) {
+			scn_result_free(&k);
+			scenario_run_kernel(&s, prof, &k);
+			compare(&m, &k, o);
+			if (!strcmp(o->result, "match"))
+				snprintf(o->reason, sizeof(o->reason),
+					 "matched on run %d of the kernel side: other processes moved "
+					 "system-wide vmstat counters before", t + 2);
+		}
 		for (int c = 0; c < 5; c++)
 			counts[c] += !strcmp(o->result, kinds[c]);
 		if (strcmp(o->result, "match") && strcmp(o->result, "skipped") && !bad)
