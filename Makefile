@@ -152,10 +152,14 @@ tsan:
 		$(O)/tsan/thpsim-soak --threads 4 --ops 8000 \
 		--seed 3 | tee $(LOGS)/tsan-soak.txt
 
-# The scenario corpus in the model and, where it can run, on this kernel.
+# The scenario corpus in the model and, where it can run, on this kernel
+# (its detected profile: thpsim kernel-profile); then in the model alone
+# under every kernel profile the corpus has expectations for.
 check-scenarios: $(BIN)
 	@mkdir -p $(LOGS)
+	set -o pipefail; $(BIN) kernel-profile | tee $(LOGS)/kernel-profile.txt
 	set -o pipefail; $(BIN) validate scenarios | tee $(LOGS)/scenarios.log
+	set -o pipefail; tools/check-profiles.sh $(BIN) scenarios | tee $(LOGS)/profiles.log
 
 check: all
 	@rm -rf $(LOGS)

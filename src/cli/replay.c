@@ -126,6 +126,9 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	       replay_knob(res, "transparent_hugepage/defrag"),
 	       replay_knob(res, "transparent_hugepage/use_zero_page"),
 	       replay_knob(res, "transparent_hugepage/khugepaged/max_ptes_none"));
+	printf("  kernel profile: Linux %s, zero_page=%s (the recording kernel's unless --set "
+	       "thpsim/kernel=X.Y; 'thpsim knobs' lists the rest)\n",
+	       replay_knob(res, "thpsim/kernel"), replay_knob(res, "thpsim/zero_page"));
 	if (res->unmodelled_knobs[0])
 		printf("  settings of the recording machine the model does not have: %s\n",
 		       res->unmodelled_knobs);

@@ -109,18 +109,22 @@ static int run_cmd(int argc, char **argv, int kernel)
 	struct scenario s;
 	struct scn_result r;
 	int json = 0, rc;
+	const char *kernel_version = NULL;
+	struct kprofile base;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
 			if (cli_parse_format(argv[++i], &json))
 				return 2;
+		} else if (!kernel && !strcmp(argv[i], "--kernel") && i + 1 < argc) {
+			kernel_version = argv[++i];
 		} else if (!kernel && !strcmp(argv[i], "--set") && i + 1 < argc) {
 			if (cli_add_set(&sets, argv[++i]))
 				return 2;
 		} else if (argv[i][0] == '-' || path) {
 			return cli_usage("%s: unexpected argument '%s'\nusage: thpsim %s SCENARIO%s "
 					 "[--format text|json]", cmd, argv[i], cmd,
-					 kernel ? "" : " [--set KNOB=VALUE]...");
+					 kernel ? "" : " [--kernel X.Y|auto] [--set KNOB=VALUE]...");
 		} else {
 			path = argv[i];
 		}
@@ -128,12 +132,19 @@ static int run_cmd(int argc, char **argv, int kernel)
 	if (!path)
 		return cli_usage("usage: thpsim %s SCENARIO%s [--format text|json]", cmd,
 				 kernel ? "" : " [--set KNOB=VALUE]...");
+	if (kernel_version && strcmp(kernel_version, "auto") &&
+	    (strspn(kernel_version, "0123456789.") != strlen(kernel_version) ||
+	     kprofile_from_release(&base, kernel_version)))
+		return cli_usage("run: --kernel takes a version like 6.12 (3.8 or later) or auto, "
+				 "not '%s'", kernel_version);
 	if (scenario_parse_file(path, &s, stderr))
 		return 2;
 	if (kernel)
 		scenario_run_kernel(&s, kprofile_host(), &r);
 	else
-		scenario_run_model(&s, NULL, &sets, &r);
+		scenario_run_model(&s, !kernel_version ? NULL
+				   : strcmp(kernel_version, "auto") ? &base : kprofile_host(),
+				   &sets, &r);
 	if (json) {
 		struct json j;
 

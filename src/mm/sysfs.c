@@ -9,12 +9,13 @@
  * Kernel profiles.  The thpsim/ knobs are the behaviour that differs
  * between kernels and that sysfs does not show.  profile_changes lists,
  * per knob, the Linux version from which each value holds and the change
- * that made it; "thpsim/kernel=X.Y" sets every thpsim/ knob to its value
- * in Linux X.Y.  Only this table knows versions: everything else asks a
- * knob.  Items a build or a boot decides (thpsim/zero_page,
- * thpsim/pt_reclaim, a persistent huge zero page) take the version's
- * default configuration here; the host's detection (util/kprofile.c)
- * overrides them with what it found.
+ * that made it; "thpsim/kernel=X.Y" sets every knob of the table to its
+ * value in Linux X.Y.  Only this table knows versions: everything else
+ * asks a knob.  Items a build decides (thpsim/pt_reclaim, a persistent huge
+ * zero page) take the version's default configuration here; the host's
+ * detection (util/kprofile.c) overrides them with what it found.
+ * thpsim/zero_page is no version's: a boot or an architecture decides it,
+ * so thpsim/kernel leaves it as it is.
  */
 #include "internal.h"
 
@@ -106,9 +107,6 @@ static const struct thps_profile_change profile_changes[] = {
 	{ "thpsim/thp_cow", "3.8", "copy", "do_huge_pmd_wp_page copies the whole huge page" },
 	{ "thpsim/thp_cow", "5.8", "split",
 	  "thp: change CoW semantics for anon-THP (3917c80280c9): split the PMD, copy 4 KiB" },
-	{ "thpsim/zero_page", "3.8", "1",
-	  "the zero page on read faults (mm_forbids_zeropage is false on x86; a boot or "
-	  "architecture that forbids it is detected, not versioned)" },
 	{ "thpsim/pt_reclaim", "3.8", "0", "MADV_DONTNEED leaves empty PTE tables" },
 	{ "thpsim/pt_reclaim", "6.14", "1",
 	  "mm: pgtable: reclaim empty PTE page in madvise(MADV_DONTNEED) (6375e95f381e, Qi "
@@ -229,6 +227,7 @@ void knobs_init(struct knobs *k)
 	k->use_zero_page = 1;
 	k->shrink_underused = 1;
 	k->max_ptes_none = HPAGE_PMD_NR - 1;
+	k->zero_page = 1;
 	profile_for_version(k, parse_kernel_version(KERNEL_DEFAULT));
 }
 
@@ -245,8 +244,9 @@ const char *thps_knob_help(int i)
 		return NULL;
 	if (i < (int)ARRAY_SIZE(knob_defs))
 		return knob_defs[i].help;
-	return "X.Y (3.8 or later): set every thpsim/ knob to Linux X.Y's behaviour, its default "
-	       "configuration, with a zero page ('thpsim kernel-profile' shows this machine's)";
+	return "X.Y (3.8 or later): set the thpsim/ knobs to Linux X.Y's behaviour in its default "
+	       "configuration; thpsim/zero_page stays ('thpsim kernel-profile' shows this "
+	       "machine's)";
 }
 
 static int set_lifetime_locked(thps_machine *m, int v)

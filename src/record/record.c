@@ -53,6 +53,7 @@
 #include "cli/cli.h"
 #include "record.h"
 #include "util/json.h"
+#include "util/kprofile.h"
 
 #define TASK_SIZE_X86_64 0x7ffffffff000ULL
 #define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
@@ -741,6 +742,13 @@ static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
 	trace_header_add(h, "ring_buffer_mib", buf);
 	trace_header_add(h, "method", "perf tracepoints, PR_SET_THP_DISABLE, ptrace stops at exec "
 				      "and exit");
+	/* the recording kernel's profile, as the thpsim/ knobs replay applies */
+	{
+		const struct kprofile *p = kprofile_host();
+
+		for (int i = 0; i < p->nitems; i++)
+			trace_header_add(h, p->item[i].knob, p->item[i].value);
+	}
 	rec_read_thp_settings(h);
 }
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "util/kprofile.h"
 
 #define CLONE_VM 0x100
 #define CLONE_THREAD 0x10000
@@ -991,6 +992,15 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 	size_t un = 0;
 
 	if (!r->o->no_trace_knobs) {
+		const char *release = trace_header_get(h, "kernel");
+		struct kprofile kp;
+
+		/* a trace from before kernel profiles: its kernel's version */
+		if (!trace_header_get(h, "thpsim/kernel") && !kprofile_from_release(&kp, release)) {
+			kprofile_apply(&kp, r->m);
+			note(r, "the trace names no kernel profile: Linux %s's, from its kernel %s",
+			     kp.version, release);
+		}
 		for (int i = 0; i < h->n; i++) {
 			const char *k = h->key[i];
 			int e;
@@ -1019,6 +1029,19 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 				 thps_last_error(r->m));
 			return -EINVAL;
 		}
+	}
+	/* A kernel without the zero page maps a page at the first read, so a
+	 * later write takes no fault and the recorder never sees it. */
+	{
+		const char *rec = trace_header_get(h, "thpsim/zero_page");
+		char now[8];
+
+		thps_knob_get(r->m, "thpsim/zero_page", now, sizeof(now));
+		if (rec && !strcmp(rec, "0") && !strcmp(now, "1"))
+			note(r, "recorded on a kernel without the zero page: a write to a page "
+				"first read took no fault there and is not in the trace, so under "
+				"thpsim/zero_page=1 such pages stay zero pages and their memory is "
+				"missing from this prediction");
 	}
 	/* record every knob's value in force */
 	for (int i = 0; thps_knob_name(i) && res->nknobs < REPLAY_MAX_KNOBS; i++) {

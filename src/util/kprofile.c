@@ -93,7 +93,10 @@ static int version_defaults(struct kprofile *p, const char *why)
 		if (strncmp(name, "thpsim/", 7) || !strcmp(name, KERNEL_KNOB))
 			continue;
 		thps_knob_get(m, name, value, sizeof(value));
-		snprintf(src, sizeof(src), "Linux %s", p->version);
+		snprintf(src, sizeof(src), "%s", strcmp(name, "thpsim/zero_page") ? "" : "not "
+			 "a version's: assumed until probed");
+		if (!src[0])
+			snprintf(src, sizeof(src), "Linux %s", p->version);
 		set_item(p, name, value, src);
 	}
 	thps_machine_free(m);
