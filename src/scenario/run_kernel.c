@@ -22,7 +22,8 @@
  * "set transparent_hugepage/enabled" is emulated (always: MADV_HUGEPAGE on
  * every mapping; never: PR_SET_THP_DISABLE; madvise on an "always" machine:
  * MADV_NOHUGEPAGE on every mapping); any other knob must already have the
- * scenario's value, or the scenario is skipped with the reason.
+ * scenario's value, or the scenario is skipped with the reason.  (Inside a
+ * check-kernels guest, and only there, guest.c writes them: docs/kernels.md.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest.h"
 #include "scenario.h"
 #include "util/json.h"
 
@@ -966,7 +968,7 @@ static int control_step(struct kernel_run *k, int i)
 	return 0;
 }
 
-int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
+static int run_kernel(const struct scenario *s, struct scn_result *r)
 {
 	struct kernel_run k = { .s = s, .r = r };
 	struct worker w = { .s = s };
@@ -1057,4 +1059,17 @@ int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
 	if (k.pidfd[0] >= 0 || k.alive[0])
 		waitpid(k.pids[0], &status, WNOHANG);
 	return r->error ? -1 : 0;
+}
+
+/* In a check-kernels guest (only there) the scenario's THP settings are
+ * written for the run and put back after it (guest.c). */
+int scenario_run_kernel(const struct scenario *s, struct scn_result *r)
+{
+	struct scn_guest_thp saved;
+	int ret;
+
+	scn_guest_thp_apply(s, &saved);
+	ret = run_kernel(s, r);
+	scn_guest_thp_restore(&saved);
+	return ret;
 }
