@@ -695,6 +695,20 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		k->hzp_comparable = 1; /* no huge zero page can be used at all */
 		return;
 	}
+	{
+		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32];
+
+		/* use_zero_page=0 or THP never (a check-kernels guest sets them
+		 * for real): no fault allocates one, the counter stays put */
+		sysfs_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
+		sysfs_choice(SYS_THP "enabled", g, sizeof(g));
+		sysfs_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+		effective_mode(g, pmd, mode, sizeof(mode));
+		if (!strcmp(zp, "0") || !strcmp(mode, "never")) {
+			k->hzp_comparable = 1;
+			return;
+		}
+	}
 	write_file("/proc/sys/vm/drop_caches", "2");
 	read_vmstat(v0);
 	pid = fork();
