@@ -9,6 +9,8 @@
 #   make soak OPS=N SEED=S   N differential operations against the reference
 #   make fuzz FUZZ_TIME=s    each fuzz target for s seconds (libFuzzer, clang)
 #   make inject       allocation-failure injection over every scenario
+#   make check-kernels   the scenarios and tests/progs on Debian's 6.1 and
+#                     6.12 kernels booted in QEMU (docs/kernels.md)
 #
 # Variables: CC (gcc or clang), DEBUG (0: no VM_BUG_ON, 1: default,
 # 2: expensive checks, used by the tests), SAN (sanitizers), O (build dir).
@@ -60,7 +62,7 @@ FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)
 SOAK := $(O)/thpsim-soak
 
 .PHONY: all check check-unit check-asan check-fuzz check-scenarios tsan demo bench clean progs validate \
-	soak fuzz fuzz-replay inject
+	soak fuzz fuzz-replay inject check-kernels
 
 all: $(LIB) $(BIN) $(PROGS)
 
@@ -69,7 +71,7 @@ progs: $(PROGS)
 $(O)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) -O2 -g -Wall -pthread -o $@ $<
+	$(Q)$(CC) -O2 -g -Wall -pthread $(PROG_LDFLAGS) -o $@ $<
 
 # V=1 shows the commands
 Q := $(if $(V),,@)
@@ -161,12 +163,21 @@ check-scenarios: $(BIN)
 	set -o pipefail; $(BIN) validate scenarios | tee $(LOGS)/scenarios.log
 	set -o pipefail; tools/check-profiles.sh $(BIN) scenarios | tee $(LOGS)/profiles.log
 
+# The same on real kernels: Debian's 6.1 and 6.12 booted in QEMU (TCG), with
+# a static thpsim and static tests/progs of their own build folder.  Where
+# QEMU or the kernels cannot be had, the kernels count as skipped
+# (tools/kernels/check-kernels.sh; CHECK_KERNELS=0 skips them on purpose).
+check-kernels:
+	$(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static PROG_LDFLAGS=-static \
+		$(O)/static/thpsim $(O)/static/progs/coverletter $(O)/static/progs/churn
+	tools/kernels/check-kernels.sh $(O) $(O)/static
+
 check: all
 	@rm -rf $(LOGS)
-	$(MAKE) --no-print-directory check-unit check-fuzz check-asan tsan check-scenarios
+	$(MAKE) --no-print-directory check-unit check-fuzz check-asan tsan check-scenarios check-kernels
 	@awk '{ sub(/^[a-z]+: /, "") } \
 		/^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$$/ { p += $$1; f += $$3; s += $$5 } \
-		END { print "make check: unit tests, fuzz corpora, regressions, failure injection, soak, ASan+UBSan, TSan, scenarios"; \
+		END { print "make check: unit tests, fuzz corpora, regressions, failure injection, soak, ASan+UBSan, TSan, scenarios, kernels in QEMU"; \
 		      if (s) printf "check: %d passed, %d failed, %d skipped\n", p, f, s; \
 		      else printf "check: %d passed, %d failed\n", p, f; exit f > 0 }' \
 		$(LOGS)/*.log

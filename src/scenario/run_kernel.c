@@ -22,7 +22,8 @@
  * "set transparent_hugepage/enabled" is emulated (always: MADV_HUGEPAGE on
  * every mapping; never: PR_SET_THP_DISABLE; madvise on an "always" machine:
  * MADV_NOHUGEPAGE on every mapping); any other knob must already have the
- * scenario's value, or the scenario is skipped with the reason.
+ * scenario's value, or the scenario is skipped with the reason.  (Inside a
+ * check-kernels guest, and only there, guest.c writes them: docs/kernels.md.)
  *
  * The kernel's profile (util/kprofile.h, detected by the caller) stands for
  * the thpsim/ knobs: a scenario's thpsim/ setting must agree with it, and
@@ -43,6 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest.h"
 #include "scenario.h"
 #include "util/json.h"
 #include "util/kprofile.h"
@@ -718,6 +720,20 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		k->hzp_comparable = 1; /* no huge zero page can be used at all */
 		return;
 	}
+	{
+		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32];
+
+		/* use_zero_page=0 or THP never (a check-kernels guest sets them
+		 * for real): no fault allocates one, the counter stays put */
+		sysfs_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
+		sysfs_choice(SYS_THP "enabled", g, sizeof(g));
+		sysfs_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+		effective_mode(g, pmd, mode, sizeof(mode));
+		if (!strcmp(zp, "0") || !strcmp(mode, "never")) {
+			k->hzp_comparable = 1;
+			return;
+		}
+	}
 	write_file("/proc/sys/vm/drop_caches", "2");
 	read_vmstat(v0);
 	pid = fork();
@@ -1045,7 +1061,17 @@ int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile
 	scn_result_init(r);
 	if (knob_machine(&k))
 		return -1;
-	ret = profile_agrees(&k, r) ? run_kernel(&k) : 0;
+	if (profile_agrees(&k, r)) {
+		/* in a check-kernels guest (only there) the scenario's THP
+		 * settings are written for the run and put back after it */
+		struct scn_guest_thp saved;
+
+		scn_guest_thp_apply(s, &saved);
+		ret = run_kernel(&k);
+		scn_guest_thp_restore(&saved);
+	} else {
+		ret = 0;
+	}
 	thps_machine_free(k.knobs);
 	return ret;
 }
@@ -1143,3 +1169,4 @@ static int run_kernel(struct kernel_run *kr)
 		waitpid(k.pids[0], &status, WNOHANG);
 	return r->error ? -1 : 0;
 }
+

@@ -1,0 +1,147 @@
+/*
+ * guest.c - the THP settings a scenario needs, written to /sys, but only
+ * inside a disposable guest (docs/kernels.md).
+ *
+ * On a host the kernel side never writes /sys/kernel/mm: a scenario that
+ * needs use_zero_page=0 or another max_ptes_none is skipped with the reason,
+ * and "enabled" is emulated per mapping (run_kernel.c).  "make
+ * check-kernels" boots Debian's kernels in QEMU with SCN_GUEST_FLAG on their
+ * command line; there the machine is ours for the few seconds it lives, so
+ * the runner sets the scenario's transparent_hugepage/ knobs for real before
+ * the scenario and puts the old values back after it.  The flag is the only
+ * thing that enables this: no heuristic (a hypervisor, an initramfs, root)
+ * can make a host write its THP settings.
+ *
+ * Entry points: scn_guest_thp_apply() before a kernel run,
+ * scn_guest_thp_restore() after it (scenario_run_kernel in run_kernel.c).
+ * The *_at form takes the files to use, so the unit tests drive it on a
+ * directory of their own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define KNOB_PREFIX "transparent_hugepage/"
+
+int scn_cmdline_is_guest(const char *cmdline)
+{
+	size_t n = strlen(SCN_GUEST_FLAG);
+
+	for (const char *p = cmdline; p && (p = strstr(p, SCN_GUEST_FLAG)); p += n) {
+		int starts = p == cmdline || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n';
+		char end = p[n];
+
+		if (starts && (end == 0 || end == ' ' || end == '\t' || end == '\n'))
+			return 1;
+	}
+	return 0;
+}
+
+static ssize_t slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)n < len - 1 && (r = read(fd, buf + n, len - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = 0;
+	return n;
+}
+
+/* The value of a sysfs setting: the bracketed choice of "always [madvise]
+ * never", or the whole line of a plain one ("511"). */
+static int current_value(const char *path, char *out, size_t len)
+{
+	char buf[256], *a, *b, *nl;
+
+	if (slurp(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (a && b) {
+		*b = 0;
+		snprintf(out, len, "%s", a + 1);
+		return 0;
+	}
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	snprintf(out, len, "%s", buf);
+	return 0;
+}
+
+static int write_value(const char *path, const char *v)
+{
+	/* O_TRUNC as a shell's ">" does: sysfs takes the value either way, a
+	 * test's plain file then holds just the value */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* A knob name we may turn into a path: below transparent_hugepage/, no
+ * way out of it. */
+static int safe_knob(const char *knob)
+{
+	return !strncmp(knob, KNOB_PREFIX, strlen(KNOB_PREFIX)) && !strstr(knob, "..") &&
+	       knob[strlen(KNOB_PREFIX)] != 0 && knob[strlen(KNOB_PREFIX)] != '/';
+}
+
+int scn_guest_thp_apply_at(const struct scenario *s, struct scn_guest_thp *saved,
+			   const char *cmdline, const char *sysdir)
+{
+	char buf[4096];
+
+	saved->n = 0;
+	if (slurp(cmdline, buf, sizeof(buf)) <= 0 || !scn_cmdline_is_guest(buf))
+		return 0;
+	/* a knob set after the first step is not applied: the run skips it */
+	if (s->has_late_set)
+		return 0;
+	for (int i = 0; i < s->nsteps && saved->n < SCN_GUEST_MAX_SAVED; i++) {
+		const struct scn_step *st = &s->steps[i];
+		char path[192], old[64];
+
+		if (st->op != SCN_SET || !safe_knob(st->knob))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sysdir, st->knob + strlen(KNOB_PREFIX));
+		if (current_value(path, old, sizeof(old)))
+			continue; /* not on this kernel: the run says so */
+		if (!strcmp(old, st->knob_value))
+			continue;
+		if (write_value(path, st->knob_value))
+			continue; /* a value this kernel refuses: the run compares and skips */
+		snprintf(saved->saved[saved->n].path, sizeof(saved->saved[0].path), "%s", path);
+		snprintf(saved->saved[saved->n].old, sizeof(saved->saved[0].old), "%s", old);
+		saved->n++;
+	}
+	return saved->n;
+}
+
+void scn_guest_thp_restore(struct scn_guest_thp *saved)
+{
+	while (saved->n > 0) {
+		saved->n--;
+		if (write_value(saved->saved[saved->n].path, saved->saved[saved->n].old))
+			fprintf(stderr, "thpsim: cannot restore %s to '%s'\n",
+				saved->saved[saved->n].path, saved->saved[saved->n].old);
+	}
+}
+
+int scn_guest_thp_apply(const struct scenario *s, struct scn_guest_thp *saved)
+{
+	return scn_guest_thp_apply_at(s, saved, "/proc/cmdline",
+				      "/sys/kernel/mm/transparent_hugepage");
+}

@@ -1,0 +1,44 @@
+/*
+ * guest.h - the kernel side's THP settings inside a check-kernels guest
+ * (guest.c).  On a host every function here does nothing.
+ */
+#ifndef THPSIM_SCENARIO_GUEST_H
+#define THPSIM_SCENARIO_GUEST_H
+
+#include "scenario.h"
+
+/* The flag on the kernel command line that says "this is a disposable
+ * guest booted by make check-kernels": only then may /sys be written. */
+#define SCN_GUEST_FLAG "thpsim.guest=1"
+
+#define SCN_GUEST_MAX_SAVED 16
+
+struct scn_guest_thp {
+	int n;                          /* settings written, restored in reverse */
+	struct {
+		char path[192];         /* the sysfs file */
+		char old[64];           /* its value before the scenario */
+	} saved[SCN_GUEST_MAX_SAVED];
+};
+
+/* Does this command line (the text of /proc/cmdline) carry SCN_GUEST_FLAG
+ * as a word of its own? */
+int scn_cmdline_is_guest(const char *cmdline);
+
+/*
+ * Inside a guest, write the scenario's "set transparent_hugepage/..." knobs
+ * (those before its first step) under SYSDIR, keeping the old values in
+ * *saved; the kernel side then finds the settings the scenario asks for.
+ * CMDLINE is the file to read the flag from (/proc/cmdline); without the
+ * flag nothing is written.  Returns the number of settings written; a knob
+ * the kernel does not have is left alone (the run skips it, by name).
+ */
+int scn_guest_thp_apply_at(const struct scenario *s, struct scn_guest_thp *saved,
+			   const char *cmdline, const char *sysdir);
+/* Put back what apply wrote, last first. */
+void scn_guest_thp_restore(struct scn_guest_thp *saved);
+
+/* The same, on /proc/cmdline and /sys/kernel/mm/transparent_hugepage/. */
+int scn_guest_thp_apply(const struct scenario *s, struct scn_guest_thp *saved);
+
+#endif

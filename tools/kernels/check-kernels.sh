@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# check-kernels.sh BUILD_DIR STATIC_DIR - the scenario corpus and the
+# programs of tests/progs on real Linux kernels booted in QEMU
+# (docs/kernels.md; "make check-kernels" runs it).
+#
+#  1. finds what it needs: qemu-system-x86_64 and a static busybox (installs
+#     qemu-system-x86 and busybox-static when root and they are missing), and
+#     each kernel of KERNEL_PACKAGES: the newest package of that name in the
+#     apt lists, fetched with "apt-get download" and unpacked with
+#     "dpkg-deb -x" into KERNEL_CACHE/PACKAGE_VERSION/ (outside the source
+#     tree; nothing is installed into the host's /boot).  Without the
+#     network, the newest cached version of that package is used;
+#  2. builds an initramfs: busybox, STATIC_DIR/thpsim, STATIC_DIR/progs,
+#     scenarios/, tools/kernels/init and tools/kernels/programs;
+#  3. boots each kernel under TCG with "thpsim.guest=1" on its command line:
+#     the guest's /init runs "thpsim validate" and records and replays the
+#     programs, writing the results to its second serial port, a file here;
+#  4. tools/kernels/summarize.py prints the table, writes
+#     BUILD_DIR/kernels/summary.json and BUILD_DIR/logs/kernels.log (the
+#     "kernels: N passed, N failed, N skipped" line make check sums) and
+#     exits 1 on any diff.
+#
+# What cannot run here (no QEMU and no way to install it, no kernel package
+# and none cached, CHECK_KERNELS=0) is reported as skipped, with the reason,
+# never as passed.
+#
+# Environment: KERNEL_PACKAGES (apt package names where * stands for a
+# number: an ABI or a patch level, so -rt and -cloud flavours never fit),
+# KERNEL_CACHE,
+# BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
+set -uo pipefail
+
+O=${1:?usage: check-kernels.sh BUILD_DIR STATIC_DIR}
+S=${2:?usage: check-kernels.sh BUILD_DIR STATIC_DIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+OUT=$O/kernels
+LOGS=$O/logs
+KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-image-6.12.*+deb12-amd64-unsigned"}
+KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+
+rm -rf "$OUT"
+mkdir -p "$OUT" "$LOGS"
+RUNS=$OUT/runs.tsv # PATTERN  PACKAGE  VERSION  STATUS  SECONDS  RESULTS  REASON
+: > "$RUNS"
+
+say() { echo "check-kernels: $*" >&2; }
+
+# run: one row of RUNS
+run_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RUNS"; }
+
+# Every kernel skipped, for one reason: the summary says so and counts them.
+skip_all() {
+	say "skipped: $1"
+	for pat in $KERNEL_PACKAGES; do
+		run_row "$pat" "-" "-" skipped 0 "-" "$1"
+	done
+	summarize
+	exit $?
+}
+
+summarize() {
+	python3 "$HERE/summarize.py" "$RUNS" "$OUT/summary.json" "$LOGS/kernels.log"
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+updated=0
+apt_update_once() {
+	[ $updated = 1 ] && return 0
+	updated=1
+	is_root || return 1
+	say "apt-get update"
+	apt-get update -qq >/dev/null 2>&1
+}
+
+# need PACKAGE TEST-COMMAND...: install PACKAGE when the test fails
+need() {
+	local pkg=$1
+	shift
+	"$@" && return 0
+	is_root || return 1
+	command -v apt-get >/dev/null || return 1
+	apt_update_once
+	say "installing $pkg"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" \
+		>/dev/null 2>&1 || return 1
+	"$@"
+}
+
+if [ "${CHECK_KERNELS:-1}" = 0 ]; then
+	skip_all "CHECK_KERNELS=0"
+fi
+command -v python3 >/dev/null || { echo "check-kernels: needs python3" >&2; exit 2; }
+
+have_qemu() { command -v qemu-system-x86_64 >/dev/null; }
+have_busybox() { dpkg -s busybox-static >/dev/null 2>&1 && [ -x /bin/busybox ]; }
+need qemu-system-x86 have_qemu ||
+	skip_all "qemu-system-x86_64 is missing and qemu-system-x86 cannot be installed here"
+need busybox-static have_busybox ||
+	skip_all "a static busybox is missing and busybox-static cannot be installed here"
+for f in "$S/thpsim" "$S/progs/coverletter" "$S/progs/churn"; do
+	[ -x "$f" ] || { echo "check-kernels: $f is not built (make check-kernels builds it)" >&2; exit 2; }
+done
+
+# ---- the kernels ----
+mkdir -p "$KERNEL_CACHE" 2>/dev/null || true
+if ! [ -w "$KERNEL_CACHE" ]; then
+	KERNEL_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/thpsim-kernels
+	mkdir -p "$KERNEL_CACHE"
+fi
+
+# The pattern as an extended regular expression: * is a number.
+pattern_re() {
+	printf '^%s$' "$(printf '%s' "$1" | sed 's/[.+]/\\&/g; s/\*/[0-9]+/g')"
+}
+
+# The newest package of the apt lists whose name fits the pattern.
+newest_package() {
+	local re
+	re=$(pattern_re "$1")
+	apt-cache search --names-only "$re" 2>/dev/null | awk '{ print $1 }' | grep -E "$re" |
+		sort -V | tail -n 1
+}
+
+# fetch PATTERN: prints "PACKAGE VERSION DIR" of a usable kernel, or a reason
+# on stderr and fails.
+fetch() {
+	local pat=$1 pkg ver dir tmp
+	pkg=$(newest_package "$pat")
+	if [ -z "$pkg" ] && apt_update_once; then
+		pkg=$(newest_package "$pat")
+	fi
+	if [ -n "$pkg" ]; then
+		ver=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		dir=$KERNEL_CACHE/${pkg}_$ver
+		if [ -n "$ver" ] && [ "$ver" != "(none)" ] && ! [ -f "$dir/complete" ]; then
+			say "fetching $pkg $ver"
+			tmp=$(mktemp -d "$KERNEL_CACHE/.fetch.XXXXXX")
+			if (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" \
+				>/dev/null 2>"$tmp/err") &&
+			   dpkg-deb -x "$tmp"/*.deb "$tmp/x" &&
+			   mkdir -p "$dir" &&
+			   cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz" &&
+			   cp "$tmp"/x/boot/config-* "$dir/config" 2>/dev/null; then
+				ls "$tmp"/x/boot/vmlinuz-* | sed 's|.*/vmlinuz-||' > "$dir/release"
+				touch "$dir/complete"
+			else
+				say "cannot fetch $pkg $ver: $(tail -n 1 "$tmp/err" 2>/dev/null)"
+			fi
+			rm -rf "$tmp"
+		fi
+		if [ -f "$dir/complete" ]; then
+			echo "$pkg $ver $dir"
+			return 0
+		fi
+	fi
+	# offline: the newest version of the pattern already cached
+	dir=$(ls -d "$KERNEL_CACHE"/$pat"_"* 2>/dev/null |
+		while read -r d; do b=${d##*/}; [[ ${b%%_*} =~ $(pattern_re "$pat") ]] && echo "$d"; done |
+		sort -V | tail -n 1)
+	if [ -n "$dir" ] && [ -f "$dir/complete" ]; then
+		say "using the cached $(basename "$dir")"
+		dir=${dir%/}
+		local base=${dir##*/}
+		echo "${base%%_*} ${base#*_} $dir"
+		return 0
+	fi
+	echo "no package $pat in the apt lists and none cached in $KERNEL_CACHE" >&2
+	return 1
+}
+
+# ---- the initramfs ----
+ROOT=$OUT/initramfs
+mkdir -p "$ROOT/bin" "$ROOT/progs" "$ROOT/scenarios"
+cp /bin/busybox "$ROOT/bin/busybox"
+cp "$S/thpsim" "$ROOT/thpsim"
+strip "$ROOT/thpsim" 2>/dev/null || true
+for p in "$S"/progs/*; do cp "$p" "$ROOT/progs/"; done
+cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
+cp "$HERE/init" "$HERE/programs" "$ROOT/"
+chmod +x "$ROOT/init"
+(cd "$ROOT" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$OUT/initramfs.gz" ||
+	{ echo "check-kernels: cannot build the initramfs" >&2; exit 2; }
+
+# ---- the guests ----
+for pat in $KERNEL_PACKAGES; do
+	if ! got=$(fetch "$pat" 2>"$OUT/fetch.err"); then
+		run_row "$pat" "-" "-" skipped 0 "-" "$(tail -n 1 "$OUT/fetch.err")"
+		say "skipped $pat: $(tail -n 1 "$OUT/fetch.err")"
+		continue
+	fi
+	read -r pkg ver dir <<< "$got"
+	rel=$(cat "$dir/release")
+	say "booting $rel ($pkg $ver)"
+	t0=$(date +%s.%N)
+	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -m 2048 -smp 1 -nographic -no-reboot \
+		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/initramfs.gz" \
+		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
+		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \
+		< /dev/null > "$OUT/$rel.qemu" 2>&1
+	rc=$?
+	secs=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
+	if [ $rc = 124 ]; then
+		run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
+			"the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
+	elif [ $rc != 0 ]; then
+		run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
+			"qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
+	else
+		run_row "$pat" "$pkg" "$ver" ran "$secs" "$OUT/$rel.results" "-"
+	fi
+done
+summarize

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""summarize.py RUNS SUMMARY_JSON LOG - the table of make check-kernels.
+
+RUNS (written by check-kernels.sh) has one row per kernel: the package
+pattern, package, version, status (ran, failed, skipped), seconds, the file
+of the guest's second serial port, and a reason.  The guest wrote its
+results there between "@@THPSIM-BEGIN NAME@@" and "@@THPSIM-END NAME rc=N@@"
+(tools/kernels/init).
+
+Per kernel: every scenario of "thpsim validate" (match, diff, fail, error,
+skipped, each diff with both figures, each skip with its reason), and each
+recorded program: the replay's Anonymous and AnonHugePages against the
+guest kernel's own figures, within 3% or 1 MiB (as tools/validate/validate.py
+on a host):
+  off    replay with enabled=never vs what the kernel reported for the
+         recorded run (the trace's KFIG records);
+  asked  replay with the recording settings (madvise) vs a real run
+         ("thpsim record --measure").
+
+Writes SUMMARY_JSON, prints the table, writes LOG ending in the line
+"kernels: N passed, N failed, N skipped" that make check sums: a scenario or
+a program row is one check; a kernel that could not be booted here is one
+skipped check, one that did not finish one failed check.  Exit 1 on any diff,
+fail, error, program outside the tolerance or unfinished guest.
+"""
+import json
+import os
+import re
+import sys
+
+TOL_PCT, TOL_KB = 3.0, 1024
+
+
+def sections(path):
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace").replace("\r", "")
+    except OSError:
+        return {}, False
+    out = {}
+    for m in re.finditer(r"@@THPSIM-BEGIN (.+?)@@\n(.*?)\n?@@THPSIM-END \1 rc=(\d+)@@", text, re.S):
+        out[m.group(1)] = (m.group(2), int(m.group(3)))
+    return out, "@@THPSIM-DONE@@" in text
+
+
+def within(model, kernel):
+    d = abs(model - kernel)
+    return d <= TOL_KB or (kernel and 100.0 * d / kernel <= TOL_PCT)
+
+
+def load_json(sec, name):
+    if name not in sec:
+        return None, "no '%s' from the guest" % name
+    body, rc = sec[name]
+    try:
+        return json.loads(body), None
+    except ValueError:
+        return None, "'%s' is not JSON (rc=%d): %s" % (name, rc, body.strip()[-300:])
+
+
+def programs(sec):
+    names = [k[len("record "):] for k in sec if k.startswith("record ")]
+    rows, problems = [], []
+    for name in names:
+        rec_body, rec_rc = sec["record " + name]
+        if rec_rc:
+            problems.append("%s: record failed (rc=%d): %s" % (name, rec_rc, rec_body.strip()[-300:]))
+            continue
+        measured, e1 = load_json(sec, "measure " + name)
+        asked, e2 = load_json(sec, "replay-asked " + name)
+        off, e3 = load_json(sec, "replay-off " + name)
+        err = e1 or e2 or e3
+        if err:
+            problems.append("%s: %s" % (name, err))
+            continue
+
+        def add(mode, proc, model_anon, model_huge, kern):
+            ok = within(model_anon, kern["Anonymous"]) and within(model_huge, kern["AnonHugePages"])
+            rows.append({"name": name, "thp": mode, "process": proc,
+                         "Anonymous": [model_anon, kern["Anonymous"]],
+                         "AnonHugePages": [model_huge, kern["AnonHugePages"]],
+                         "ok": bool(ok)})
+
+        for p in off["processes"]:
+            if "recorded_kernel" not in p:
+                continue
+            m = p["model_at_recorded_exit"]
+            add("off", "%s %d" % (p["name"], p["pid"]),
+                m["Anonymous"] + p["file_copies_kB_at_recorded_exit"], m["AnonHugePages"],
+                p["recorded_kernel"])
+        # The real run's processes against the replayed ones.  The guest runs
+        # nothing else, so both runs hand out pids alike: a process is matched
+        # by its name and its pid's distance from the run's first pid; failing
+        # that, by the order in which the same program's processes exited.
+        real = measured["processes"]
+        mine = asked["processes"]
+        r0 = min((r["pid"] for r in real), default=0)
+        m0 = min((p["pid"] for p in mine), default=0)
+        exited = sorted((p for p in mine if p["ended_by"] == "exit"), key=lambda p: p["end_s"])
+        used = set()
+        for r in real:
+            base = os.path.basename(r["exe"])
+            cand = [p for p in mine if p["name"] == base and p["pid"] - m0 == r["pid"] - r0
+                    and id(p) not in used]
+            if not cand:
+                cand = [p for p in exited if p["name"] == base and id(p) not in used]
+            if not cand:
+                problems.append("%s: the real run's %s %d is not in the trace" % (name, base, r["pid"]))
+                continue
+            p = cand[0]
+            used.add(id(p))
+            add("asked", "%s %d" % (p["name"], p["pid"]),
+                p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
+    return rows, problems
+
+
+def kernel_label(pkg, pattern):
+    name = pkg if pkg != "-" else pattern
+    return re.sub(r"-unsigned$", "", re.sub(r"^linux-image-", "", name))
+
+
+def one_kernel(pattern, pkg, ver, status, secs, results, reason):
+    k = {"kernel": kernel_label(pkg, pattern), "package": pkg, "version": ver,
+         "status": status, "reason": "" if reason == "-" else reason, "seconds": float(secs),
+         "match": 0, "diff": 0, "fail": 0, "error": 0, "skipped": 0,
+         "diffs": [], "problems": [], "skips": [], "programs": [], "other_problems": 0}
+    if status == "skipped":
+        return k
+    sec, done = sections(results)
+    if "info" in sec:
+        for line in sec["info"][0].splitlines():
+            key, _, val = line.partition(" ")
+            if key == "release":
+                k["kernel"] = val
+            elif key == "uptime_at_init":
+                k["boot_to_init_s"] = float(val)
+    if "end" in sec:
+        m = re.search(r"uptime_at_end (\S+)", sec["end"][0])
+        if m:
+            k["uptime_at_end_s"] = float(m.group(1))
+    if status == "ran" and not done:
+        k["status"] = "failed"
+        k["reason"] = "the guest stopped before its last result (console: %s)" % (
+            results[:-len(".results")] + ".console")
+    v, err = load_json(sec, "validate")
+    if err:
+        k["problems"].append("validate: " + err)
+    else:
+        for s in v["scenarios"]:
+            res = s["result"]
+            k[res] += 1
+            if res == "skipped":
+                k["skips"].append({"scenario": s["name"], "reason": s["reason"]})
+            elif res == "diff":
+                for d in s["diffs"]:
+                    k["diffs"].append({"scenario": s["name"], "figure": d["figure"],
+                                       "model": d["model"], "kernel": d["kernel"]})
+            elif res != "match":
+                k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
+    rows, problems = programs(sec)
+    k["programs"] = rows
+    k["problems"] += problems
+    # a missing validate or program result is a failed check of its own
+    k["other_problems"] = len(problems) + (1 if err else 0)
+    return k
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    runs, out_json, log = sys.argv[1:]
+    kernels = []
+    with open(runs) as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) == 7:
+                kernels.append(one_kernel(*cols))
+    passed = failed = skipped = 0
+    lines = []
+    p = lines.append
+    p("%-24s %-9s %5s %5s %5s %5s %7s %9s %7s" % ("kernel", "status", "match", "diff", "fail",
+                                                 "error", "skipped", "programs", "seconds"))
+    for k in kernels:
+        nprog = len(k["programs"])
+        good = sum(1 for r in k["programs"] if r["ok"])
+        p("%-24s %-9s %5d %5d %5d %5d %7d %9s %7.1f" % (
+            k["kernel"], k["status"], k["match"], k["diff"], k["fail"], k["error"],
+            k["skipped"], "%d/%d ok" % (good, nprog), k["seconds"]))
+        if k["status"] == "skipped":
+            skipped += 1
+        elif k["status"] == "failed":
+            failed += 1
+        passed += k["match"] + good
+        failed += k["diff"] + k["fail"] + k["error"] + (nprog - good)
+        failed += k["other_problems"]
+        skipped += k["skipped"]
+    for k in kernels:
+        p("")
+        head = "%s (%s %s)" % (k["kernel"], k["package"], k["version"])
+        if k["status"] != "ran":
+            p("%s: %s: %s" % (head, k["status"], k["reason"]))
+            if k["status"] == "skipped":
+                continue
+        else:
+            p("%s: guest at /init after %.1f s, done after %.1f s, %.1f s with QEMU" % (
+                head, k.get("boot_to_init_s", 0), k.get("uptime_at_end_s", 0), k["seconds"]))
+        for d in k["diffs"]:
+            p("  diff     %-26s %-44s model %8d  kernel %8d" % (
+                d["scenario"], d["figure"], d["model"], d["kernel"]))
+        for x in k["problems"]:
+            p("  problem  %s" % x)
+        for s in k["skips"]:
+            p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
+        for r in k["programs"]:
+            p("  program  %-26s %-5s %-14s Anonymous %8d / %8d  AnonHugePages %8d / %8d  %s" % (
+                r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
+                r["AnonHugePages"][0], r["AnonHugePages"][1],
+                "ok" if r["ok"] else "OUTSIDE 3% and 1 MiB"))
+    p("")
+    p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
+    p("kernels: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    with open(log, "w") as f:
+        f.write(text)
+    with open(out_json, "w") as f:
+        json.dump(kernels, f, indent=1)
+        f.write("\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
