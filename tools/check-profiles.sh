@@ -8,13 +8,9 @@ set -u
 bin=${1:?usage: check-profiles.sh THPSIM [SCENARIO_DIR]}
 dir=${2:-scenarios}
 pass=0 fail=0
-for prof in "6.18" "6.18 thpsim/zero_page=0" "6.12" "6.1"; do
-	set -- $prof
-	ver=$1
-	extra=()
-	[ $# -gt 1 ] && extra=(--set "$2")
+for prof in 6.18 6.18,thpsim/zero_page=0 6.12 6.1; do
 	for f in "$dir"/*.scn; do
-		if out=$("$bin" run "$f" --kernel "$ver" "${extra[@]}" 2>&1); then
+		if out=$("$bin" run "$f" --kernel "$prof" 2>&1); then
 			pass=$((pass + 1))
 		else
 			fail=$((fail + 1))

@@ -35,7 +35,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "demo", cmd_demo, "[--size MiB] [--set KNOB=VALUE]... [--format text|json]   the cover letter's program under three THP settings" },
-	{ "run", cmd_run, "SCENARIO [--kernel X.Y|auto] [--set KNOB=VALUE]... [--format text|json]   a scenario in the model, on Linux 6.18's profile unless --kernel" },
+	{ "run", cmd_run, "SCENARIO [--kernel X.Y[,KNOB=VALUE]...|auto] [--set KNOB=VALUE]... [--format text|json]   a scenario in the model, on Linux 6.18's profile unless --kernel" },
 	{ "kernel", cmd_kernel, "SCENARIO [--format text|json]   the same scenario on the running kernel" },
 	{ "validate", cmd_validate, "SCENARIO|DIR... [--format text|json]   both, side by side; exit 1 on a difference" },
 	{ "bench", cmd_bench, "[--threads N] [--seconds S] [--repeat R] [--procs P] [--size SIZE] [--step SIZE] [--format text|json]   fault rates, the huge zero page refcount experiment, memory, replay speed" },

@@ -124,7 +124,7 @@ static int run_cmd(int argc, char **argv, int kernel)
 		} else if (argv[i][0] == '-' || path) {
 			return cli_usage("%s: unexpected argument '%s'\nusage: thpsim %s SCENARIO%s "
 					 "[--format text|json]", cmd, argv[i], cmd,
-					 kernel ? "" : " [--kernel X.Y|auto] [--set KNOB=VALUE]...");
+					 kernel ? "" : " [--kernel X.Y[,KNOB=VALUE]...|auto] [--set KNOB=VALUE]...");
 		} else {
 			path = argv[i];
 		}
@@ -133,10 +133,10 @@ static int run_cmd(int argc, char **argv, int kernel)
 		return cli_usage("usage: thpsim %s SCENARIO%s [--format text|json]", cmd,
 				 kernel ? "" : " [--set KNOB=VALUE]...");
 	if (kernel_version && strcmp(kernel_version, "auto") &&
-	    (strspn(kernel_version, "0123456789.") != strlen(kernel_version) ||
-	     kprofile_from_release(&base, kernel_version)))
-		return cli_usage("run: --kernel takes a version like 6.12 (3.8 or later) or auto, "
-				 "not '%s'", kernel_version);
+	    kprofile_from_spec(&base, kernel_version))
+		return cli_usage("run: --kernel takes X.Y[,KNOB=VALUE]... (3.8 or later: the "
+				 "version's profile with those changes) or auto, not '%s'",
+				 kernel_version);
 	if (scenario_parse_file(path, &s, stderr))
 		return 2;
 	if (kernel)

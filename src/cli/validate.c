@@ -244,6 +244,22 @@ int cmd_validate(int argc, char **argv)
 				json_end_object(&j);
 			}
 			json_end_array(&j);
+			json_begin_array(&j, "failed_expectations");
+			for (int side = 0; side < 2; side++) {
+				const struct scn_result *x = side ? &k : &m;
+
+				for (int e = 0; e < x->nexpects && !(side && k.skipped); e++) {
+					if (x->expects[e].ok)
+						continue;
+					json_begin_object(&j, NULL);
+					json_string(&j, "side", side ? "kernel" : "model");
+					json_int(&j, "line", x->expects[e].line);
+					json_string(&j, "text", x->expects[e].text);
+					json_int(&j, "got", x->expects[e].got);
+					json_end_object(&j);
+				}
+			}
+			json_end_array(&j);
 			json_begin_array(&j, "not_compared");
 			for (int d = 0; d < o->nnot && d < 256; d++) {
 				json_begin_object(&j, NULL);

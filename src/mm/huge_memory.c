@@ -837,9 +837,10 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	}
 	/* thpsim/deferred_split=unmap-and-split (Linux 3.8-6.1): unmapping the
 	 * folio for the split removed each page's mapping, which queued it,
-	 * and counted, if it was not queued yet */
-	if (!queued && KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP_AND_SPLIT &&
-	    folio_mapcount(folio))
+	 * and counted, if it was not queued yet (one the shrinker took off the
+	 * queue was on its private list, so not; it is partially mapped) */
+	if (!queued && !folio_test_partially_mapped(folio) &&
+	    KNOB(m, deferred_split) == DEFERRED_SPLIT_UNMAP_AND_SPLIT && folio_mapcount(folio))
 		count_vm_event(m, NULL, THPS_VM_thp_deferred_split_page);
 	rmap_walk_locked(m, &r, split_pmd_mapping, NULL);
 	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);

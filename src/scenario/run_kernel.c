@@ -1065,10 +1065,17 @@ int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile
 		/* in a check-kernels guest (only there) the scenario's THP
 		 * settings are written for the run and put back after it */
 		struct scn_guest_thp saved;
+		/* The controller maps no THP and no huge zero page of its own
+		 * while the scenario runs: under "always" (a guest sets it) its
+		 * own reads would take the huge zero page, which it would hold
+		 * (per-mm) so that the scenario's first read allocates none. */
+		int was = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
 
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 		scn_guest_thp_apply(s, &saved);
 		ret = run_kernel(&k);
 		scn_guest_thp_restore(&saved);
+		prctl(PR_SET_THP_DISABLE, was > 0, 0, 0, 0);
 	} else {
 		ret = 0;
 	}
@@ -1116,8 +1123,9 @@ static int run_kernel(struct kernel_run *kr)
 		w.is_root = k.is_root;
 		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
 		worker_socks = k.socks;
-		if (emulate == EMU_DISABLE)
-			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+		/* the controller's flag (scenario_run_kernel) off, unless the
+		 * scenario wants THP never */
+		prctl(PR_SET_THP_DISABLE, emulate == EMU_DISABLE, 0, 0, 0);
 		warm(&w);
 		send_all(w.fd, &ready, sizeof(ready));
 		worker_loop(&w);

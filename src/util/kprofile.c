@@ -56,7 +56,7 @@ const char *kprofile_get(const struct kprofile *p, const char *knob)
 	return it ? it->value : NULL;
 }
 
-static void set_item(struct kprofile *p, const char *knob, const char *value, const char *source)
+void kprofile_set(struct kprofile *p, const char *knob, const char *value, const char *source)
 {
 	struct kprofile_item *it = item(p, knob);
 
@@ -85,7 +85,7 @@ static int version_defaults(struct kprofile *p, const char *why)
 		thps_machine_free(m);
 		return -EINVAL;
 	}
-	set_item(p, KERNEL_KNOB, p->version, why);
+	kprofile_set(p, KERNEL_KNOB, p->version, why);
 	for (int i = 0; thps_knob_name(i); i++) {
 		const char *name = thps_knob_name(i);
 		char value[32];
@@ -97,7 +97,7 @@ static int version_defaults(struct kprofile *p, const char *why)
 			 "a version's: assumed until probed");
 		if (!src[0])
 			snprintf(src, sizeof(src), "Linux %s", p->version);
-		set_item(p, name, value, src);
+		kprofile_set(p, name, value, src);
 	}
 	thps_machine_free(m);
 	return 0;
@@ -113,6 +113,25 @@ int kprofile_from_release(struct kprofile *p, const char *release)
 		return -1;
 	snprintf(why, sizeof(why), "the version of %s", p->release);
 	return version_defaults(p, why) ? -1 : 0;
+}
+
+int kprofile_from_spec(struct kprofile *p, const char *spec)
+{
+	char buf[256], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	tok = strtok_r(buf, ",", &save);
+	if (!tok || strspn(tok, "0123456789.") != strlen(tok) || kprofile_from_release(p, tok))
+		return -1;
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq || eq == tok)
+			return -1;
+		*eq = 0;
+		kprofile_set(p, tok, eq + 1, "given");
+	}
+	return 0;
 }
 
 int kprofile_apply(const struct kprofile *p, thps_machine *m)
@@ -198,10 +217,10 @@ static void from_config(struct kprofile *p)
 	}
 	y = config_yes(cfg, "CONFIG_PT_RECLAIM");
 	snprintf(src, sizeof(src), "CONFIG_PT_RECLAIM%s in %s", y ? "=y" : " not set", p->config);
-	set_item(p, "thpsim/pt_reclaim", y ? "1" : "0", src);
+	kprofile_set(p, "thpsim/pt_reclaim", y ? "1" : "0", src);
 	if (config_yes(cfg, "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO")) {
 		snprintf(src, sizeof(src), "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO=y in %s", p->config);
-		set_item(p, "thpsim/huge_zero_page_lifetime", "persistent", src);
+		kprofile_set(p, "thpsim/huge_zero_page_lifetime", "persistent", src);
 	}
 	free(cfg);
 }
@@ -239,7 +258,7 @@ static void probe_zero_page(struct kprofile *p)
 	char src[192];
 
 	if (a == MAP_FAILED) {
-		set_item(p, "thpsim/zero_page", "1", "probe failed (mmap), assumed");
+		kprofile_set(p, "thpsim/zero_page", "1", "probe failed (mmap), assumed");
 		return;
 	}
 	madvise((void *)a, len, MADV_NOHUGEPAGE);
@@ -249,14 +268,14 @@ static void probe_zero_page(struct kprofile *p)
 	after = resident_pages();
 	munmap((void *)a, len);
 	if (before < 0 || after < 0) {
-		set_item(p, "thpsim/zero_page", "1", "probe failed (/proc/self/statm), assumed");
+		kprofile_set(p, "thpsim/zero_page", "1", "probe failed (/proc/self/statm), assumed");
 		return;
 	}
 	snprintf(src, sizeof(src), "probe: reading %d untouched pages added %ld to Rss%s",
 		 PROBE_PAGES, after - before,
 		 after - before >= PROBE_PAGES / 2 ? " (read faults allocate: mm_forbids_zeropage)"
 						   : " (the zero page)");
-	set_item(p, "thpsim/zero_page", after - before >= PROBE_PAGES / 2 ? "0" : "1", src);
+	kprofile_set(p, "thpsim/zero_page", after - before >= PROBE_PAGES / 2 ? "0" : "1", src);
 }
 
 static void host_facts(struct kprofile *p)

@@ -51,6 +51,12 @@ const struct kprofile *kprofile_host(void);
  * defaults (older traces carry nothing else).  -1 if not a version. */
 int kprofile_from_release(struct kprofile *p, const char *release);
 
+/* Set (or add) one item. */
+void kprofile_set(struct kprofile *p, const char *knob, const char *value, const char *source);
+/* "X.Y[,KNOB=VALUE]...": a version's defaults with items changed; -1 if
+ * the version is not one. */
+int kprofile_from_spec(struct kprofile *p, const char *spec);
+
 /* Set every item on m; 0 or the first error (thps_last_error says it). */
 int kprofile_apply(const struct kprofile *p, thps_machine *m);
 /* An item's value, or NULL. */
