@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "util/kprofile.h"
 #include "bench_record.h"
 #include "cli.h"
 #include "util/json.h"
@@ -53,6 +54,10 @@ struct bench_opts {
 
 struct fault_rates {
 	double read_4k, read_hzp, native_4k, native_minflt, native_hzp, native_hzp_minflt;
+	/* this kernel maps the zero page on read faults; where it does not
+	 * (thpsim kernel-profile), its reads allocate, and the model's rows
+	 * take the same path so that like is compared with like */
+	int zero_page;
 };
 
 struct memory_figures {
@@ -76,7 +81,7 @@ struct refcount_table {
 
 /* Faults per second of read-faulting "bytes" of a fresh region, repeated
  * until at least min_s seconds have passed. */
-static double fault_rate(int hugepage, uint64_t bytes, double min_s)
+static double fault_rate(int hugepage, uint64_t bytes, double min_s, int zero_page)
 {
 	uint64_t faults = 0;
 	double t0 = bench_now(), t = t0;
@@ -84,6 +89,7 @@ static double fault_rate(int hugepage, uint64_t bytes, double min_s)
 
 	if (thps_machine_new(&(struct thps_config){ .ram_bytes = 4ULL << 30 }, &m))
 		return 0;
+	thps_knob_set(m, "thpsim/zero_page", zero_page ? "1" : "0");
 	do {
 		thps_proc *p;
 		uint64_t a, v0[THPS_NR_VM_ITEMS], v1[THPS_NR_VM_ITEMS];
@@ -198,6 +204,7 @@ static void print_json(const struct bench_opts *o, const struct fault_rates *fr,
 	json_begin_object(&j, "fault_rate");
 	json_double(&j, "read_4k_per_s", fr->read_4k);
 	json_double(&j, "read_hzp_per_s", fr->read_hzp);
+	json_int(&j, "kernel_zero_page", fr->zero_page);
 	json_double(&j, "native_read_4k_per_s", fr->native_4k);
 	json_double(&j, "native_minor_faults_per_read", fr->native_minflt);
 	json_double(&j, "ratio_vs_native", ratio(fr->read_4k, fr->native_4k));
@@ -258,8 +265,14 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	int busy = 0;
 
 	printf("model fault rates (one run on this machine):\n");
-	printf("  4 KiB read faults (zero page)       %12.0f /s\n", fr->read_4k);
-	printf("  huge zero page read faults (2 MiB)  %12.0f /s\n", fr->read_hzp);
+	if (!fr->zero_page)
+		printf("  (this kernel maps no zero page: its read faults allocate a page or a THP,\n"
+		       "   and the model's rows below take that path too, thpsim/zero_page=0)\n");
+	printf("  4 KiB read faults (%s)       %12.0f /s\n",
+	       fr->zero_page ? "zero page" : "allocating", fr->read_4k);
+	printf("  %s  %12.0f /s\n",
+	       fr->zero_page ? "huge zero page read faults (2 MiB)" : "THP read faults, allocating   ",
+	       fr->read_hzp);
 	printf("  this kernel, 4 KiB read faults      %12.0f /s  (%.2f minor faults per read)\n",
 	       fr->native_4k, fr->native_minflt);
 	printf("  model / kernel                      %12.1f x\n",
@@ -295,7 +308,9 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 			       ratio(tab->rate[l][tab->nthreads - 1], tab->rate[l][0]));
 		printf("  (%d host CPUs)\n", bench_nr_cpus());
 	}
-	printf("  this kernel (its own lifetime), 1 process reading every 2 MiB per thread:\n  ");
+	printf("  this kernel (its own lifetime), 1 process reading every 2 MiB per thread%s:\n  ",
+	       fr->zero_page ? "" : " (no zero page here: THP allocations, not comparable with "
+				    "the rows above)");
 	for (int t = 1; t <= tab->nthreads; t++)
 		printf(" %d: %.0f/s (%.2fx)", t, tab->native[t - 1],
 		       ratio(tab->native[t - 1], tab->native[0]));
@@ -396,8 +411,9 @@ int cmd_bench(int argc, char **argv)
 	/* memory first, before the other runs leave anything in the heap */
 	if (measure_memory(&o, &mem))
 		return 1;
-	fr.read_4k = fault_rate(0, 64 * MIB, 1.0);
-	fr.read_hzp = fault_rate(1, 1 * GIB, 1.0);
+	fr.zero_page = strcmp(kprofile_get(kprofile_host(), "thpsim/zero_page"), "0") != 0;
+	fr.read_4k = fault_rate(0, 64 * MIB, 1.0, fr.zero_page);
+	fr.read_hzp = fault_rate(1, 1 * GIB, 1.0, fr.zero_page);
 	fr.native_4k = bench_native_read(64 * MIB, 0, 1.0, &fr.native_minflt);
 	fr.native_hzp = bench_native_read(1 * GIB, 1, 0.5, &fr.native_hzp_minflt);
 	if (!fr.read_4k || !fr.read_hzp)
