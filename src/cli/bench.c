@@ -277,8 +277,9 @@ static void print_text(const struct bench_opts *o, const struct fault_rates *fr,
 	       fr->native_4k, fr->native_minflt);
 	printf("  model / kernel                      %12.1f x\n",
 	       ratio(fr->read_4k, fr->native_4k));
-	printf("  this kernel, huge zero page faults  %12.0f /s  (%.2f minor faults per read)\n",
-	       fr->native_hzp, fr->native_hzp_minflt);
+	printf("  this kernel, %s  %12.0f /s  (%.2f minor faults per read)\n",
+	       fr->zero_page ? "huge zero page faults" : "THP read faults      ", fr->native_hzp,
+	       fr->native_hzp_minflt);
 	printf("  model / kernel                      %12.1f x\n\n",
 	       ratio(fr->read_hzp, fr->native_hzp));
 

@@ -62,7 +62,13 @@ static const struct {
 	{ "thpsim/huge_zero_page_lifetime", { "per-mm", "refcount", "persistent" } },
 	{ "thpsim/huge_zero_wp", { "alloc-or-split", "alloc-or-pte", "split" } },
 	{ "thpsim/thp_cow", { "split", "copy" } },
-	{ "thpsim/kernel", { "6.18", "3.8", "4.9", "5.8", "6.13" } },
+	{ "thpsim/kernel", { "6.18", "3.8", "4.9", "5.8", "6.1", "6.12", "6.13" } },
+	{ "thpsim/zero_page", { "1", "0" } },
+	{ "thpsim/pt_reclaim", { "1", "0" } },
+	{ "thpsim/split_remap_zero", { "1", "0" } },
+	{ "thpsim/underused_shrinker", { "1", "0" } },
+	{ "thpsim/mprotect_pmd_writable", { "1", "0" } },
+	{ "thpsim/deferred_split", { "partial", "unmap", "unmap-and-split" } },
 };
 #define NR_KNOBS ((int)(sizeof(knobs) / sizeof(knobs[0])))
 
