@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """summarize.py RUNS SUMMARY_JSON LOG - the table of make check-kernels.
+   summarize.py --markdown SUMMARY_JSON - its tables for docs/kernels.md.
 
 RUNS (written by check-kernels.sh) has one row per kernel: the package
 pattern, package, version, status (ran, failed, skipped), seconds, the file
@@ -165,7 +166,54 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
     return k
 
 
+def markdown(path):
+    """The tables of docs/kernels.md from a summary.json."""
+    with open(path) as f:
+        kernels = json.load(f)
+    p = print
+    p("| kernel | package version | match | diff | fail | error | skipped | programs within 3% or 1 MiB |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|")
+    for k in kernels:
+        good = sum(1 for r in k["programs"] if r["ok"])
+        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d |" % (
+            k["kernel"], k["version"], k["match"], k["diff"], k["fail"], k["error"],
+            k["skipped"], good, len(k["programs"])))
+    p("")
+    p("Each diff (one figure of one scenario; model vs the guest kernel):")
+    p("")
+    p("| kernel | scenario | figure | model | kernel |")
+    p("|---|---|---|---:|---:|")
+    for k in kernels:
+        for d in k["diffs"]:
+            p("| %s | %s | %s | %d | %d |" % (k["kernel"], d["scenario"], d["figure"],
+                                            d["model"], d["kernel"]))
+    p("")
+    p("Skipped, with the reason the kernel side gave:")
+    p("")
+    p("| kernel | scenario | reason |")
+    p("|---|---|---|")
+    for k in kernels:
+        if k["status"] != "ran":
+            p("| %s | (all) | %s: %s |" % (k["kernel"], k["status"], k["reason"]))
+        for s in k["skips"]:
+            p("| %s | %s | %s |" % (k["kernel"], s["scenario"], s["reason"]))
+    p("")
+    p("Recorded programs (kB, model / kernel):")
+    p("")
+    p("| kernel | program | THP | process | Anonymous | AnonHugePages | within 3% or 1 MiB |")
+    p("|---|---|---|---|---:|---:|---|")
+    for k in kernels:
+        for r in k["programs"]:
+            p("| %s | %s | %s | %s | %d / %d | %d / %d | %s |" % (
+                k["kernel"], r["name"], r["thp"], r["process"], r["Anonymous"][0],
+                r["Anonymous"][1], r["AnonHugePages"][0], r["AnonHugePages"][1],
+                "yes" if r["ok"] else "**no**"))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
+        markdown(sys.argv[2])
+        return 0
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     runs, out_json, log = sys.argv[1:]
