@@ -61,7 +61,7 @@ def load_json(sec, name):
 
 def programs(sec):
     names = [k[len("record "):] for k in sec if k.startswith("record ")]
-    rows, problems = [], []
+    rows, problems, notes = [], [], []
     for name in names:
         rec_body, rec_rc = sec["record " + name]
         if rec_rc:
@@ -93,6 +93,11 @@ def programs(sec):
         # nothing else, so both runs hand out pids alike: a process is matched
         # by its name and its pid's distance from the run's first pid; failing
         # that, by the order in which the same program's processes exited.
+        if "collapse " + name in sec:
+            m = re.search(r"thp_collapse_alloc (-?\d+)", sec["collapse " + name][0])
+            if m and int(m.group(1)):
+                notes.append("%s: khugepaged collapsed %s THPs during the real run "
+                             "(system-wide; the model has no khugepaged)" % (name, m.group(1)))
         real = measured["processes"]
         mine = asked["processes"]
         r0 = min((r["pid"] for r in real), default=0)
@@ -112,7 +117,7 @@ def programs(sec):
             used.add(id(p))
             add("asked", "%s %d" % (p["name"], p["pid"]),
                 p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
-    return rows, problems
+    return rows, problems, notes
 
 
 def kernel_label(pkg, pattern):
@@ -158,8 +163,9 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
                                        "model": d["model"], "kernel": d["kernel"]})
             elif res != "match":
                 k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
-    rows, problems = programs(sec)
+    rows, problems, notes = programs(sec)
     k["programs"] = rows
+    k["notes"] = notes
     k["problems"] += problems
     # a missing validate or program result is a failed check of its own
     k["other_problems"] = len(problems) + (1 if err else 0)
@@ -259,6 +265,8 @@ def main():
             p("  problem  %s" % x)
         for s in k["skips"]:
             p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
+        for x in k.get("notes", []):
+            p("  note     %s" % x)
         for r in k["programs"]:
             p("  program  %-26s %-5s %-14s Anonymous %8d / %8d  AnonHugePages %8d / %8d  %s" % (
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
