@@ -24,6 +24,7 @@ a program row is one check; a kernel that could not be booted here is one
 skipped check, one that did not finish one failed check.  Exit 1 on any diff,
 fail, error, program outside the tolerance or unfinished guest.
 """
+import base64
 import json
 import os
 import re
@@ -120,6 +121,20 @@ def programs(sec):
     return rows, problems, notes
 
 
+def save_traces(sec, results):
+    """The guest's traces next to its results: RELEASE.NAME.trace, for
+    'thpsim replay' on the host."""
+    base = results[:-len(".results")] if results.endswith(".results") else results
+    for key, (body, rc) in sec.items():
+        if key.startswith("trace-base64 ") and not rc:
+            try:
+                data = base64.b64decode("".join(body.split()), validate=True)
+            except ValueError:
+                continue
+            with open("%s.%s.trace" % (base, key[len("trace-base64 "):]), "wb") as f:
+                f.write(data)
+
+
 def kernel_label(pkg, pattern):
     name = pkg if pkg != "-" else pattern
     return re.sub(r"-unsigned$", "", re.sub(r"^linux-image-", "", name))
@@ -163,6 +178,7 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
                                        "model": d["model"], "kernel": d["kernel"]})
             elif res != "match":
                 k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
+    save_traces(sec, results)
     rows, problems, notes = programs(sec)
     k["programs"] = rows
     k["notes"] = notes
