@@ -170,6 +170,8 @@ check-scenarios: $(BIN)
 check-kernels:
 	$(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static PROG_LDFLAGS=-static \
 		$(O)/static/thpsim $(O)/static/progs/coverletter $(O)/static/progs/churn
+	@mkdir -p $(LOGS)
+	set -o pipefail; python3 tools/kernels/test_summarize.py | tee $(LOGS)/summarize.log
 	tools/kernels/check-kernels.sh $(O) $(O)/static
 
 check: all

@@ -26,7 +26,8 @@
 #
 # Environment: KERNEL_PACKAGES (apt package names where * stands for a
 # number: an ABI or a patch level, so -rt and -cloud flavours never fit),
-# KERNEL_CACHE,
+# KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
+# (install nothing),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
 set -uo pipefail
 
@@ -39,6 +40,8 @@ LOGS=$O/logs
 KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-image-6.12.*+deb12-amd64-unsigned"}
 KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+QEMU=${QEMU:-qemu-system-x86_64}
+KERNELS_INSTALL=${KERNELS_INSTALL:-1}
 
 rm -rf "$OUT"
 mkdir -p "$OUT" "$LOGS"
@@ -80,7 +83,7 @@ need() {
 	local pkg=$1
 	shift
 	"$@" && return 0
-	is_root || return 1
+	[ "$KERNELS_INSTALL" = 1 ] && is_root || return 1
 	command -v apt-get >/dev/null || return 1
 	apt_update_once
 	say "installing $pkg"
@@ -94,10 +97,10 @@ if [ "${CHECK_KERNELS:-1}" = 0 ]; then
 fi
 command -v python3 >/dev/null || { echo "check-kernels: needs python3" >&2; exit 2; }
 
-have_qemu() { command -v qemu-system-x86_64 >/dev/null; }
+have_qemu() { command -v "$QEMU" >/dev/null; }
 have_busybox() { dpkg -s busybox-static >/dev/null 2>&1 && [ -x /bin/busybox ]; }
 need qemu-system-x86 have_qemu ||
-	skip_all "qemu-system-x86_64 is missing and qemu-system-x86 cannot be installed here"
+	skip_all "$QEMU is missing and qemu-system-x86 cannot be installed here"
 need busybox-static have_busybox ||
 	skip_all "a static busybox is missing and busybox-static cannot be installed here"
 for f in "$S/thpsim" "$S/progs/coverletter" "$S/progs/churn"; do
@@ -191,11 +194,12 @@ for pat in $KERNEL_PACKAGES; do
 		say "skipped $pat: $(tail -n 1 "$OUT/fetch.err")"
 		continue
 	fi
+	cat "$OUT/fetch.err" >&2
 	read -r pkg ver dir <<< "$got"
 	rel=$(cat "$dir/release")
 	say "booting $rel ($pkg $ver)"
 	t0=$(date +%s.%N)
-	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -m 2048 -smp 1 -nographic -no-reboot \
+	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/initramfs.gz" \
 		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
 		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """summarize.py RUNS SUMMARY_JSON LOG - the table of make check-kernels.
+   summarize.py --markdown SUMMARY_JSON - its tables for docs/kernels.md.
 
 RUNS (written by check-kernels.sh) has one row per kernel: the package
 pattern, package, version, status (ran, failed, skipped), seconds, the file
@@ -23,6 +24,7 @@ a program row is one check; a kernel that could not be booted here is one
 skipped check, one that did not finish one failed check.  Exit 1 on any diff,
 fail, error, program outside the tolerance or unfinished guest.
 """
+import base64
 import json
 import os
 import re
@@ -60,7 +62,7 @@ def load_json(sec, name):
 
 def programs(sec):
     names = [k[len("record "):] for k in sec if k.startswith("record ")]
-    rows, problems = [], []
+    rows, problems, notes = [], [], []
     for name in names:
         rec_body, rec_rc = sec["record " + name]
         if rec_rc:
@@ -92,6 +94,11 @@ def programs(sec):
         # nothing else, so both runs hand out pids alike: a process is matched
         # by its name and its pid's distance from the run's first pid; failing
         # that, by the order in which the same program's processes exited.
+        if "collapse " + name in sec:
+            m = re.search(r"thp_collapse_alloc (-?\d+)", sec["collapse " + name][0])
+            if m and int(m.group(1)):
+                notes.append("%s: khugepaged collapsed %s THPs during the real run "
+                             "(system-wide; the model has no khugepaged)" % (name, m.group(1)))
         real = measured["processes"]
         mine = asked["processes"]
         r0 = min((r["pid"] for r in real), default=0)
@@ -111,7 +118,21 @@ def programs(sec):
             used.add(id(p))
             add("asked", "%s %d" % (p["name"], p["pid"]),
                 p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
-    return rows, problems
+    return rows, problems, notes
+
+
+def save_traces(sec, results):
+    """The guest's traces next to its results: RELEASE.NAME.trace, for
+    'thpsim replay' on the host."""
+    base = results[:-len(".results")] if results.endswith(".results") else results
+    for key, (body, rc) in sec.items():
+        if key.startswith("trace-base64 ") and not rc:
+            try:
+                data = base64.b64decode("".join(body.split()), validate=True)
+            except ValueError:
+                continue
+            with open("%s.%s.trace" % (base, key[len("trace-base64 "):]), "wb") as f:
+                f.write(data)
 
 
 def kernel_label(pkg, pattern):
@@ -157,15 +178,64 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
                                        "model": d["model"], "kernel": d["kernel"]})
             elif res != "match":
                 k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
-    rows, problems = programs(sec)
+    save_traces(sec, results)
+    rows, problems, notes = programs(sec)
     k["programs"] = rows
+    k["notes"] = notes
     k["problems"] += problems
     # a missing validate or program result is a failed check of its own
     k["other_problems"] = len(problems) + (1 if err else 0)
     return k
 
 
+def markdown(path):
+    """The tables of docs/kernels.md from a summary.json."""
+    with open(path) as f:
+        kernels = json.load(f)
+    p = print
+    p("| kernel | package version | match | diff | fail | error | skipped | programs within 3% or 1 MiB |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|")
+    for k in kernels:
+        good = sum(1 for r in k["programs"] if r["ok"])
+        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d |" % (
+            k["kernel"], k["version"], k["match"], k["diff"], k["fail"], k["error"],
+            k["skipped"], good, len(k["programs"])))
+    p("")
+    p("Each diff (one figure of one scenario; model vs the guest kernel):")
+    p("")
+    p("| kernel | scenario | figure | model | kernel |")
+    p("|---|---|---|---:|---:|")
+    for k in kernels:
+        for d in k["diffs"]:
+            p("| %s | %s | %s | %d | %d |" % (k["kernel"], d["scenario"], d["figure"],
+                                            d["model"], d["kernel"]))
+    p("")
+    p("Skipped, with the reason the kernel side gave:")
+    p("")
+    p("| kernel | scenario | reason |")
+    p("|---|---|---|")
+    for k in kernels:
+        if k["status"] != "ran":
+            p("| %s | (all) | %s: %s |" % (k["kernel"], k["status"], k["reason"]))
+        for s in k["skips"]:
+            p("| %s | %s | %s |" % (k["kernel"], s["scenario"], s["reason"]))
+    p("")
+    p("Recorded programs (kB, model / kernel):")
+    p("")
+    p("| kernel | program | THP | process | Anonymous | AnonHugePages | within 3% or 1 MiB |")
+    p("|---|---|---|---|---:|---:|---|")
+    for k in kernels:
+        for r in k["programs"]:
+            p("| %s | %s | %s | %s | %d / %d | %d / %d | %s |" % (
+                k["kernel"], r["name"], r["thp"], r["process"], r["Anonymous"][0],
+                r["Anonymous"][1], r["AnonHugePages"][0], r["AnonHugePages"][1],
+                "yes" if r["ok"] else "**no**"))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
+        markdown(sys.argv[2])
+        return 0
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     runs, out_json, log = sys.argv[1:]
@@ -211,6 +281,8 @@ def main():
             p("  problem  %s" % x)
         for s in k["skips"]:
             p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
+        for x in k.get("notes", []):
+            p("  note     %s" % x)
         for r in k["programs"]:
             p("  program  %-26s %-5s %-14s Anonymous %8d / %8d  AnonHugePages %8d / %8d  %s" % (
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],

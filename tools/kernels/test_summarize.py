@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""test_summarize.py - summarize.py on made-up guest output: a diff fails the
+run and is listed with both figures, a skipped scenario or kernel counts as
+skipped (never passed), a guest that stopped early or a program outside 3%
+and 1 MiB fails.  Ends with "summarize: N passed, N failed" (make check sums
+it).  Run by make check-kernels before it boots anything.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def section(name, body, rc=0):
+    return "@@THPSIM-BEGIN %s@@\r\n%s\r\n@@THPSIM-END %s rc=%d@@\r\n" % (
+        name, body.replace("\n", "\r\n"), name, rc)
+
+
+def scenario(name, result, diffs=(), reason=""):
+    return {"name": name, "file": "/scenarios/%s.scn" % name, "result": result,
+            "reason": reason, "compared": 3,
+            "diffs": [{"figure": f, "model": m, "kernel": k} for f, m, k in diffs],
+            "not_compared": []}
+
+
+def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True):
+    """The second serial port of a guest: one program, 'prog'."""
+    out = "@@THPSIM-START@@\r\n"
+    out += section("info", "release 9.9.9-test\nuptime_at_init 2.5")
+    out += section("validate", json.dumps({"scenarios": scenarios, "summary": {}}), 1)
+    proc = {"pid": 100, "name": "prog", "ended_by": "end of trace", "end_s": 1.0,
+            "file_copies_kB": 0, "final": {"Anonymous": anon[0], "AnonHugePages": huge[0]}}
+    out += section("record prog", "Anonymous: 1 kB")
+    out += section("measure prog", json.dumps({"processes": [
+        {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}]}))
+    out += section("collapse prog", "thp_collapse_alloc 0")
+    out += section("replay-asked prog", json.dumps({"processes": [proc]}))
+    out += section("replay-off prog", json.dumps({"processes": []}))
+    if done:
+        out += section("end", "uptime_at_end 9.0") + "@@THPSIM-DONE@@\r\n"
+    return out
+
+
+def run(tmp, rows):
+    """rows: (status, results text or None, reason) -> exit code, summary, log."""
+    runs = os.path.join(tmp, "runs.tsv")
+    with open(runs, "w") as f:
+        for i, (status, text, reason) in enumerate(rows):
+            res = os.path.join(tmp, "k%d.results" % i)
+            if text is not None:
+                with open(res, "w") as r:
+                    r.write(text)
+            f.write("\t".join(["linux-image-9.9.*-test", "linux-image-9.9.%d-test" % i, "9.9.%d" % i,
+                               status, "1.0", res, reason]) + "\n")
+    out, log = os.path.join(tmp, "summary.json"), os.path.join(tmp, "kernels.log")
+    p = subprocess.run([sys.executable, os.path.join(HERE, "summarize.py"), runs, out, log],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with open(out) as f:
+        summary = json.load(f)
+    with open(log) as f:
+        last = f.read().strip().splitlines()[-1]
+    return p.returncode, summary, last
+
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def all_match_passes(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match"), scenario("b", "match")]), "-")])
+    assert rc == 0, rc
+    assert s[0]["kernel"] == "9.9.9-test" and s[0]["match"] == 2 and s[0]["diff"] == 0, s[0]
+    assert s[0]["programs"][0]["Anonymous"] == [1000, 1000], s[0]["programs"]
+    assert last == "kernels: 3 passed, 0 failed, 0 skipped", last
+
+
+@test
+def a_diff_fails_and_is_listed(tmp):
+    rc, s, last = run(tmp, [("ran", guest([
+        scenario("a", "match"),
+        scenario("b", "diff", [("end: vmstat thp_fault_alloc", 1, 0)]),
+        scenario("c", "skipped", reason="this kernel has no x")]), "-")])
+    assert rc == 1, rc
+    assert s[0]["diffs"] == [{"scenario": "b", "figure": "end: vmstat thp_fault_alloc",
+                              "model": 1, "kernel": 0}], s[0]["diffs"]
+    assert s[0]["skips"] == [{"scenario": "c", "reason": "this kernel has no x"}], s[0]["skips"]
+    assert last == "kernels: 2 passed, 1 failed, 1 skipped", last
+
+
+@test
+def a_program_outside_the_tolerance_fails(tmp):
+    # 4 MiB of AnonHugePages off: more than 1 MiB and more than 3%
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(50000, 50000),
+                                           huge=(8192, 4096)), "-")])
+    assert rc == 1, rc
+    assert not s[0]["programs"][0]["ok"], s[0]["programs"]
+    # within 1 MiB passes
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(50000, 50900)), "-")])
+    assert rc == 0 and s[0]["programs"][0]["ok"], (rc, s[0]["programs"])
+
+
+@test
+def a_guest_that_stopped_early_fails(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], done=False), "-")])
+    assert rc == 1, rc
+    assert s[0]["status"] == "failed", s[0]
+    rc, s, last = run(tmp, [("failed", None, "the guest did not power off within 5s")])
+    assert rc == 1 and s[0]["status"] == "failed", (rc, s[0])
+
+
+@test
+def a_kernel_that_cannot_run_is_skipped_not_passed(tmp):
+    rc, s, last = run(tmp, [("skipped", None, "qemu-system-x86_64 is missing"),
+                            ("ran", guest([scenario("a", "match")]), "-")])
+    assert rc == 0, rc
+    assert s[0]["status"] == "skipped" and s[0]["reason"] == "qemu-system-x86_64 is missing", s[0]
+    assert last == "kernels: 2 passed, 0 failed, 1 skipped", last
+
+
+def main():
+    passed = failed = 0
+    for t in TESTS:
+        with tempfile.TemporaryDirectory(prefix="thpsim-summarize-") as tmp:
+            try:
+                t(tmp)
+                print("ok   %s" % t.__name__)
+                passed += 1
+            except AssertionError as e:
+                print("FAIL %s: %s" % (t.__name__, e))
+                failed += 1
+    print("summarize: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
