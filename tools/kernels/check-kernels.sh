@@ -184,8 +184,16 @@ for p in "$S"/progs/*; do cp "$p" "$ROOT/progs/"; done
 cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
 cp "$HERE/init" "$HERE/programs" "$ROOT/"
 chmod +x "$ROOT/init"
-(cd "$ROOT" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$OUT/initramfs.gz" ||
-	{ echo "check-kernels: cannot build the initramfs" >&2; exit 2; }
+mkdir -p "$ROOT/boot"
+
+# initramfs RELEASE CONFIG: the common root with this kernel's build
+# configuration as /boot/config-RELEASE, where thpsim kernel-profile reads
+# it (Debian's kernels have no /proc/config.gz)
+initramfs() {
+	rm -f "$ROOT"/boot/config-*
+	[ -f "$2" ] && cp "$2" "$ROOT/boot/config-$1"
+	(cd "$ROOT" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$OUT/initramfs.gz"
+}
 
 # ---- the guests ----
 for pat in $KERNEL_PACKAGES; do
@@ -197,6 +205,10 @@ for pat in $KERNEL_PACKAGES; do
 	cat "$OUT/fetch.err" >&2
 	read -r pkg ver dir <<< "$got"
 	rel=$(cat "$dir/release")
+	if ! initramfs "$rel" "$dir/config"; then
+		echo "check-kernels: cannot build the initramfs" >&2
+		exit 2
+	fi
 	say "booting $rel ($pkg $ver)"
 	t0=$(date +%s.%N)
 	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
