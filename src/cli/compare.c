@@ -22,6 +22,7 @@
 #include "replay/replay.h"
 #include "replay_out.h"
 #include "util/json.h"
+#include "util/outfile.h"
 
 #define MAX_POLICIES 16
 
@@ -44,11 +45,12 @@ static const char *const default_policies[][2] = {
 };
 
 static const char usage_text[] =
-	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE]\n"
+	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE [--force]]\n"
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
-	"  always-no-hzp.";
+	"  always-no-hzp.  --svg writes a chart; an existing FILE is replaced only with\n"
+	"  --force (never through a symbolic link), and only once the chart is complete.";
 
 /* A knob name as given, or with transparent_hugepage/ (or .../khugepaged/)
  * in front when that is what names a knob. */
@@ -282,7 +284,9 @@ int cmd_compare(int argc, char **argv)
 	struct replay_opts common = { .progress = 1 };
 	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
 	char namebuf[MAX_POLICIES][64];
-	int json = 0, n = 0, failed = 0;
+	int json = 0, n = 0, failed = 0, force = 0, err;
+	struct outfile of = { 0 };
+	char why[8192];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t ram_gib = 0;
 
@@ -307,6 +311,8 @@ int cmd_compare(int argc, char **argv)
 			n++;
 		} else if (!strcmp(argv[i], "--svg") && i + 1 < argc) {
 			svg_path = argv[++i];
+		} else if (!strcmp(argv[i], "--force")) {
+			force = 1;
 		} else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
 			if (cli_parse_format(argv[++i], &json))
 				return 2;
@@ -336,6 +342,11 @@ int cmd_compare(int argc, char **argv)
 		pol[k].o.progress = common.progress;
 		pol[k].path = path;
 	}
+	/* the chart's file before the work: an existing one is refused now */
+	if (svg_path && (err = outfile_open(&of, svg_path, force, why, sizeof(why)))) {
+		cli_error(0, "compare: %s", why);
+		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : 1;
+	}
 	/* run them, at most one per CPU at a time */
 	if (ncpu < 1)
 		ncpu = 1;
@@ -363,20 +374,14 @@ int cmd_compare(int argc, char **argv)
 		else
 			print_text(path, pol, n);
 		if (svg_path) {
-			FILE *f = fopen(svg_path, "w");
-
-			if (!f) {
-				cli_error(-errno, "compare: cannot write %s", svg_path);
+			svg(of.f, path, pol, n);
+			if (outfile_commit(&of, why, sizeof(why))) {
+				cli_error(0, "compare: %s", why);
 				failed = 1;
-			} else {
-				svg(f, path, pol, n);
-				if (fclose(f)) {
-					cli_error(-errno, "compare: writing %s", svg_path);
-					failed = 1;
-				}
 			}
 		}
 	}
+	outfile_abort(&of); /* nothing when committed */
 	for (int k = 0; k < n; k++)
 		replay_result_free(&pol[k].res);
 	return failed;

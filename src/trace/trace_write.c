@@ -201,43 +201,26 @@ static inline uint8_t *put_type(uint8_t *p, int type)
 	return put_varint(p, ((uint64_t)type << 1) | 1);
 }
 
-int trace_writer_open(struct trace_writer *w, const char *path, const struct trace_header *h)
+/* The preamble and the header, into w->f. */
+static int write_preamble(struct trace_writer *w, const struct trace_header *h)
 {
 	uint8_t pre[TRACE_PREAMBLE];
 	size_t hlen = 0;
-	char *text;
+	char *text = malloc(TRACE_HEADER_MAX + 64);
 
-	memset(w, 0, sizeof(*w));
-	w->path = path;
-	w->pid = -1;
-	w->buf = malloc(TRACE_BLOCK_MAX);
-	text = malloc(TRACE_HEADER_MAX + 64);
-	if (!w->buf || !text) {
-		free(w->buf);
-		free(text);
-		return -ENOMEM;
-	}
+	if (!text)
+		return w->err = -ENOMEM;
 	hlen += (size_t)snprintf(text, TRACE_HEADER_MAX, "format=thpsim-trace %d\n", TRACE_VERSION);
 	for (int i = 0; h && i < h->n; i++) {
 		int n = snprintf(text + hlen, TRACE_HEADER_MAX + 64 - hlen, "%s=%s\n", h->key[i],
 				 h->value[i]);
 
 		if (n < 0 || hlen + (size_t)n > TRACE_HEADER_MAX) {
-			free(w->buf);
 			free(text);
-			return -ENOSPC;
+			return w->err = -ENOSPC;
 		}
 		hlen += (size_t)n;
 	}
-	w->f = fopen(path, "wb");
-	if (!w->f) {
-		int err = -errno;
-
-		free(w->buf);
-		free(text);
-		return err;
-	}
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	memcpy(pre, TRACE_MAGIC, 8);
 	trace_put_le32(pre + 8, TRACE_VERSION);
 	trace_put_le32(pre + 12, (uint32_t)hlen);
@@ -245,6 +228,38 @@ int trace_writer_open(struct trace_writer *w, const char *path, const struct tra
 	write_all(w, text, hlen);
 	free(text);
 	return w->err;
+}
+
+int trace_writer_open_stream(struct trace_writer *w, FILE *f, const char *path,
+			     const struct trace_header *h)
+{
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	w->pid = -1;
+	w->f = f;
+	w->buf = malloc(TRACE_BLOCK_MAX);
+	if (!w->buf)
+		return w->err = -ENOMEM;
+	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	return write_preamble(w, h);
+}
+
+int trace_writer_open(struct trace_writer *w, const char *path, const struct trace_header *h)
+{
+	FILE *f = fopen(path, "wb");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = trace_writer_open_stream(w, f, path, h);
+	w->own = 1;
+	if (err) {
+		fclose(f);
+		free(w->buf);
+		w->f = NULL;
+		w->buf = NULL;
+	}
+	return err;
 }
 
 void trace_write_proc(struct trace_writer *w, int32_t pid)
@@ -419,8 +434,9 @@ int trace_writer_close(struct trace_writer *w)
 	p = put_varint(p, w->nfaults);
 	commit(w, p);
 	flush_block(w);
-	if (fclose(w->f) && !w->err)
-		w->err = -errno;
+	if (w->own ? fclose(w->f) : fflush(w->f))
+		if (!w->err)
+			w->err = -errno;
 	w->f = NULL;
 	free(w->buf);
 	w->buf = NULL;

@@ -1,0 +1,210 @@
+/*
+ * test_edges.c - the user-facing edges of the commands (issue 16): a
+ * user's file is never lost or written through a symlink, a failed trace
+ * says so, a damaged trace is read up to the damage, a dead worker is an
+ * error, and the output formats say what their figures are.
+ *
+ * The commands are called as main() calls them (cmd_record, cmd_compare,
+ * ...), on files in /tmp; recording ones need root and tracing and skip
+ * elsewhere.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "cli/cli.h"
+#include "record/record.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+#include "util/outfile.h"
+
+static char dir[128];
+
+/* A fresh directory for the test's files. */
+static const char *tdir(const char *tag)
+{
+	char cmd[300];
+
+	snprintf(dir, sizeof(dir), "/tmp/thpsim-test-%d-%s", (int)getpid(), tag);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_OK(mkdir(dir, 0700) ? -errno : 0);
+	return dir;
+}
+
+static void tdir_remove(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ASSERT(f);
+	fputs(text, f);
+	ASSERT_EQ(fclose(f), 0);
+}
+
+/* The file's first bytes, "" when it does not exist. */
+static const char *file_text(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* Entries in dir other than . and .. */
+static int dir_entries(void)
+{
+	char cmd[300];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	p = popen(cmd, "r");
+	ASSERT(p);
+	ASSERT_EQ(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static int can_record(void)
+{
+	struct rec_perf pp;
+	char why[512];
+
+	return geteuid() == 0 && !rec_tracing_setup(&pp, why, sizeof(why));
+}
+
+/* A small complete trace: one process mapping and writing 1 MiB. */
+static void small_trace(const char *path)
+{
+	struct trace_writer w;
+	uint64_t args[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
+
+	ASSERT_OK(trace_writer_open(&w, path, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, 0x7f0000000000LL);
+	for (uint64_t a = 0; a < MB(1); a += PAGE)
+		trace_write_fault(&w, 0x7f0000000000ULL + a, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+}
+
+/* ---- 1. files ---- */
+
+TEST(edges_outfile_never_overwrites_without_force)
+{
+	char target[256], link[256], why[8192];
+	struct outfile of;
+
+	tdir("of");
+	snprintf(target, sizeof(target), "%s/precious", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	put_file(target, "precious\n");
+	/* without force: refused, untouched, no temporary file left */
+	ASSERT_EQ(outfile_open(&of, target, 0, why, sizeof(why)), -EEXIST);
+	ASSERT(strstr(why, "--force"));
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* with force: the old file stays until the new one is complete */
+	ASSERT_OK(outfile_open(&of, target, 1, why, sizeof(why)));
+	fputs("new\n", of.f);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 2); /* the target and the temporary file beside it */
+	outfile_abort(&of);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 1);
+	ASSERT_OK(outfile_open(&of, target, 1, why, sizeof(why)));
+	fputs("new\n", of.f);
+	ASSERT_OK(outfile_commit(&of, why, sizeof(why)));
+	ASSERT(!strcmp(file_text(target), "new\n"));
+	ASSERT_EQ(dir_entries(), 1);
+	/* a symlink is never written through, even with force */
+	ASSERT_EQ(symlink(target, link), 0);
+	ASSERT_EQ(outfile_open(&of, link, 1, why, sizeof(why)), -ELOOP);
+	ASSERT(strstr(why, "symbolic link"));
+	ASSERT(!strcmp(file_text(target), "new\n"));
+	/* a file that appears while writing is not replaced without force */
+	unlink(target);
+	ASSERT_OK(outfile_open(&of, target, 0, why, sizeof(why)));
+	fputs("late\n", of.f);
+	put_file(target, "appeared\n");
+	ASSERT_EQ(outfile_commit(&of, why, sizeof(why)), -EEXIST);
+	ASSERT(!strcmp(file_text(target), "appeared\n"));
+	ASSERT_EQ(dir_entries(), 2); /* the target and the link */
+	/* a device is written directly, and a failed write is an error */
+	ASSERT_OK(outfile_open(&of, "/dev/full", 0, why, sizeof(why)));
+	fputs("x\n", of.f);
+	ASSERT_EQ(outfile_commit(&of, why, sizeof(why)), -ENOSPC);
+	ASSERT(strstr(why, "/dev/full"));
+	tdir_remove();
+}
+
+TEST(edges_compare_svg_keeps_an_existing_file)
+{
+	char trace[256], svgp[256];
+	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, NULL };
+	char *cmpf[] = { "compare", "-q", trace, "--svg", svgp, "--force", NULL };
+
+	tdir("svg");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
+	small_trace(trace);
+	put_file(svgp, "precious\n");
+	fflush(stdout);
+	ASSERT_EQ(cmd_compare(5, cmp), 2);
+	ASSERT(!strcmp(file_text(svgp), "precious\n"));
+	ASSERT_EQ(cmd_compare(6, cmpf), 0);
+	ASSERT(!strncmp(file_text(svgp), "<svg", 4));
+	ASSERT_EQ(dir_entries(), 2);
+	tdir_remove();
+}
+
+TEST(edges_record_never_loses_a_file)
+{
+	char target[256], link[256];
+	char *plain[] = { "record", "-q", "-o", target, "--", "/bin/true", NULL };
+	char *forced_bad[] = { "record", "-q", "--force", "-o", target, "--", "/nonexistent/cmd", NULL };
+	char *via_link[] = { "record", "-q", "--force", "-o", link, "--", "/bin/true", NULL };
+	char *forced[] = { "record", "-q", "--force", "-o", target, "--", "/bin/true", NULL };
+	char *dashes[] = { "record", "-q", "-o", "--", "/bin/true", NULL };
+
+	ASSERT_EQ(cmd_record(5, dashes), 2); /* -o needs a name, not "--" */
+	if (!can_record())
+		test_skip("recording needs root and the kernel's tracepoints");
+	tdir("rec");
+	snprintf(target, sizeof(target), "%s/precious.txt", dir);
+	snprintf(link, sizeof(link), "%s/link.trace", dir);
+	put_file(target, "precious\n");
+	fflush(stdout);
+	ASSERT_EQ(cmd_record(6, plain), 2);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* a command that cannot run leaves the file as it was */
+	ASSERT_EQ(cmd_record(7, forced_bad), 127);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* a symlink is not written through */
+	ASSERT_EQ(symlink(target, link), 0);
+	ASSERT_EQ(cmd_record(7, via_link), 2);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 2);
+	/* with --force, replaced by a whole trace */
+	ASSERT_EQ(cmd_record(7, forced), 0);
+	ASSERT(!strncmp(file_text(target), TRACE_MAGIC, 8));
+	ASSERT_EQ(dir_entries(), 2);
+	tdir_remove();
+}
