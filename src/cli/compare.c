@@ -206,6 +206,10 @@ static void print_text(const char *path, struct policy *pol, int n)
 
 	printf("thpsim compare %s\n  recorded: %s (Linux %s)\n\n", path, pol[0].res.command,
 	       pol[0].res.kernel);
+	if (pol[0].res.partial) {
+		replay_print_partial(stdout, &pol[0].res);
+		printf("\n");
+	}
 	printf("%-16s %12s %12s %12s %12s %10s %8s %14s %7s %7s\n", "policy", "peak Rss kB",
 	       "final Rss kB", "AnonHuge kB", "peak AHP kB", "faults", "THPs",
 	       "extra kB", "extra", "huge");
@@ -382,6 +386,8 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	outfile_abort(&of); /* nothing when committed */
+	if (!failed && pol[0].res.partial)
+		failed = 1; /* partial figures are a finding */
 	for (int k = 0; k < n; k++)
 		replay_result_free(&pol[k].res);
 	return failed;

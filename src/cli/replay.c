@@ -91,6 +91,20 @@ uint64_t replay_peak_anon_huge(const struct replay_result *res)
 	return peak;
 }
 
+void replay_print_partial(FILE *f, const struct replay_result *res)
+{
+	if (!res->partial)
+		return;
+	fprintf(f, "PARTIAL: the trace stopped early: %s.\n  These figures cover its first %" PRIu64
+		   " records (%.3f s of the recording), up to offset %" PRIu64 "; missing: ",
+		res->partial_why, res->records, (double)res->duration_ns * 1e-9,
+		res->partial_offset);
+	if (res->partial_missing_bytes)
+		fprintf(f, "the %" PRIu64 " bytes after it, ", res->partial_missing_bytes);
+	fprintf(f, "whatever was not written, and the END record.\n  Processes alive at that "
+		   "point end as \"trace cut\".\n");
+}
+
 void replay_print_skips(FILE *f, const struct replay_result *res)
 {
 	int any = 0;
@@ -129,6 +143,10 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	if (res->unmodelled_knobs[0])
 		printf("  settings of the recording machine the model does not have: %s\n",
 		       res->unmodelled_knobs);
+	if (res->partial) {
+		printf("\n");
+		replay_print_partial(stdout, res);
+	}
 	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
 	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
 	       "VmPTE kB", "+file kB", "faults");
@@ -224,6 +242,12 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	json_uint(j, "lost_events", res->lost_events);
 	json_double(j, "duration_s", (double)res->duration_ns * 1e-9);
 	json_double(j, "replay_s", res->seconds);
+	json_bool(j, "partial", res->partial);
+	if (res->partial) {
+		json_string(j, "partial_reason", res->partial_why);
+		json_uint(j, "partial_offset", res->partial_offset);
+		json_uint(j, "partial_missing_bytes", res->partial_missing_bytes);
+	}
 	replay_final_sums(res, sums);
 	/* the REPORT object of demo and run: vmstat, processes, meminfo */
 	json_begin_object(j, "final");
@@ -371,9 +395,11 @@ int cmd_replay(int argc, char **argv)
 		json_finish(&j);
 	} else if (!strcmp(format, "csv")) {
 		print_csv(&res);
+		replay_print_partial(stderr, &res);
 	} else {
 		print_text(path, &res, !o.progress);
 	}
+	e = res.partial;
 	replay_result_free(&res);
-	return 0;
+	return e ? 1 : 0; /* partial figures are a finding */
 }

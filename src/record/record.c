@@ -824,8 +824,8 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 	} else {
 		uint64_t size = stat(of->tmp, &st) == 0 ? (uint64_t)st.st_size : 0;
 
-		of->force = 0;
-		e2 = outfile_commit(of, why, sizeof(why));
+		e2 = outfile_keep(of, why, sizeof(why));
+		size = stat(of->target, &st) == 0 ? (uint64_t)st.st_size : size;
 		if (e2)
 			snprintf(why, sizeof(why), "writing %s failed: %s; nothing was kept",
 				 of->target, strerror(-err));
@@ -834,7 +834,6 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 						   "bytes: replay reads their complete blocks and "
 						   "marks its figures partial", of->target,
 				 strerror(-err), (unsigned long long)size);
-		err = err ? err : e2;
 	}
 	if (!err)
 		return 0;

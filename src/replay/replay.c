@@ -1154,8 +1154,15 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	}
 	run_flush(&r);
 	if (e < 0) {
-		snprintf(err, errlen, "%s", tr->err);
-		ret = e;
+		/* cut short (disk full, recorder killed) or damaged: every
+		 * complete block before the damage was replayed; the figures
+		 * are those of the part read, and say so */
+		uint64_t at = trace_reader_offset(tr);
+
+		res->partial = 1;
+		res->partial_offset = at;
+		res->partial_missing_bytes = r.file_size > at ? r.file_size - at : 0;
+		snprintf(res->partial_why, sizeof(res->partial_why), "%s", tr->err);
 	}
 	res->records = tr->nrecords;
 	res->faults = tr->nfaults;
@@ -1165,7 +1172,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	take_sample(&r);
 	for (int i = 0; i < res->nmms; i++)
 		if (!res->mms[i]->ended)
-			mm_end(&r, res->mms[i], "end of trace");
+			mm_end(&r, res->mms[i], res->partial ? "trace cut" : "end of trace");
 	thps_vmstat(r.m, res->vm);
 	if (res->lost_events)
 		note(&r, "the recorder lost %llu events: these figures are too low",

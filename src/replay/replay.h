@@ -121,11 +121,20 @@ struct replay_result {
 	char unmodelled_knobs[512];
 	char notes[8][256];      /* the first few things worth a warning */
 	int nnotes;
+	/* the trace stopped early (its writing was cut short, or it is
+	 * damaged): the figures are those of the records before the damage,
+	 * and processes still alive there end as "trace cut" */
+	int partial;
+	char partial_why[768];   /* the reader's message: where and what */
+	uint64_t partial_offset; /* file offset where reading stopped */
+	uint64_t partial_missing_bytes; /* bytes of the file after it */
 	char command[512];       /* what was recorded */
 	char kernel[128];
 };
 
-/* Replay the trace at path.  0, or a negative errno with err set. */
+/* Replay the trace at path.  0, or a negative errno with err set (the
+ * trace cannot be opened, a knob is bad).  A trace damaged or cut short
+ * after its header is replayed up to the damage: 0 with res->partial. */
 int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
 	       char *err, size_t errlen);
 void replay_result_free(struct replay_result *res);

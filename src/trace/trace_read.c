@@ -5,7 +5,9 @@
  * at least a whole block; a block's CRC-32 is checked before any of its
  * records is decoded, so a damaged trace is refused at the damaged block,
  * with its file offset.  A trace that ends without its END record was cut
- * short (the recorder was killed, the disk filled) and is refused too.
+ * short (the recorder was killed, the disk filled): the reader returns an
+ * error there too, after every record of the complete blocks before it,
+ * so that a caller may use those (replay marks its figures partial).
  */
 #include <errno.h>
 #include <stdarg.h>

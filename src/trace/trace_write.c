@@ -161,6 +161,7 @@ static int write_all(struct trace_writer *w, const void *buf, size_t len)
 {
 	if (w->err)
 		return w->err;
+	errno = 0; /* so that a stale errno is not taken for the failure's */
 	if (fwrite(buf, 1, len, w->f) != len) {
 		w->err = errno ? -errno : -EIO;
 		return w->err;

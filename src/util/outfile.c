@@ -176,3 +176,26 @@ int outfile_commit(struct outfile *o, char *why, size_t whylen)
 	o->tmp[0] = 0;
 	return 0;
 }
+
+int outfile_keep(struct outfile *o, char *why, size_t whylen)
+{
+	int err;
+
+	if (!o->f)
+		return -EBADF;
+	fflush(o->f); /* as much as still fits */
+	fclose(o->f);
+	o->f = NULL;
+	if (!o->tmp[0])
+		return 0;
+	o->force = 0;
+	err = put_in_place(o);
+	if (err) {
+		snprintf(why, whylen, "cannot move %s to %s: %s", o->tmp, o->target,
+			 strerror(-err));
+		outfile_abort(o);
+		return err;
+	}
+	o->tmp[0] = 0;
+	return 0;
+}

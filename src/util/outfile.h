@@ -8,6 +8,8 @@
  *   outfile_commit  flushes, fsyncs and renames it into place (without
  *                   force, never over a file that appeared meanwhile)
  *   outfile_abort   removes the temporary file; the target is untouched
+ *   outfile_keep    after a failed write, puts the part written in place
+ *                   where no file stood
  *
  * A target that exists and is not a regular file (a character device such
  * as /dev/null or /dev/full, a FIFO) is written directly: there is nothing
@@ -32,5 +34,9 @@ int outfile_open(struct outfile *o, const char *target, int force, char *why, si
 /* 0, or a negative errno with why set (the temporary file is removed). */
 int outfile_commit(struct outfile *o, char *why, size_t whylen);
 void outfile_abort(struct outfile *o);
+/* After a failed write: put what was written in place all the same (the
+ * caller knows a part is useful), never over an existing file.  0, or a
+ * negative errno with why set (the temporary file is removed). */
+int outfile_keep(struct outfile *o, char *why, size_t whylen);
 
 #endif

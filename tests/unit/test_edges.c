@@ -208,3 +208,98 @@ TEST(edges_record_never_loses_a_file)
 	ASSERT_EQ(dir_entries(), 2);
 	tdir_remove();
 }
+
+/* ---- 2. a failed trace ---- */
+
+/* A stream that takes limit bytes into a real file, then fails as a full
+ * disk does under stdio: the bytes that fit are written, the write fails
+ * with ENOSPC. */
+struct capped {
+	FILE *f;
+	size_t left;
+};
+
+static ssize_t capped_write(void *c_, const char *buf, size_t len)
+{
+	struct capped *c = c_;
+	size_t n = len < c->left ? len : c->left;
+
+	n = fwrite(buf, 1, n, c->f);
+	c->left -= n;
+	if (n < len) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int capped_close(void *c_)
+{
+	struct capped *c = c_;
+
+	return fclose(c->f);
+}
+
+TEST(edges_trace_cut_short_keeps_its_complete_blocks)
+{
+	const uint64_t a = 0x7f0000000000ULL, b = 0x7f4000000000ULL, len = MB(128);
+	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 }, total = 0;
+	struct capped cap = { NULL, 150000 };
+	struct replay_opts o = { .ram_bytes = 1ULL << 30 };
+	static struct replay_result res;
+	struct trace_writer w;
+	char path[256], err[1024];
+	char *rp[] = { "replay", "-q", path, NULL };
+	const struct replay_mm *mm;
+	FILE *f;
+
+	tdir("cut");
+	snprintf(path, sizeof(path), "%s/cut.trace", dir);
+	cap.f = fopen(path, "wb");
+	ASSERT(cap.f);
+	f = fopencookie(&cap, "w", (cookie_io_functions_t){ .write = capped_write,
+							     .close = capped_close });
+	ASSERT(f);
+	ASSERT_OK(trace_writer_open_stream(&w, f, path, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)a);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)b);
+	/* far apart, so each fault takes a few bytes: several blocks */
+	for (uint64_t off = 0; off < len; off += PAGE, total += 2) {
+		trace_write_fault(&w, a + off, 1, 0);
+		trace_write_fault(&w, b + off, 1, 0);
+	}
+	trace_write_exit(&w, 0);
+	/* the writer reports the full disk */
+	ASSERT_EQ(trace_writer_close(&w), -ENOSPC);
+	fclose(f);
+	/* the replay takes every complete block and says where it stopped */
+	ASSERT_OK(replay_run(path, &o, &res, err, sizeof(err)));
+	ASSERT(res.partial);
+	ASSERT(strstr(res.partial_why, "offset"));
+	ASSERT_LE(res.partial_offset, 150000);
+	ASSERT_LE(150000 - TRACE_BLOCK_MAX - TRACE_BLOCK_HDR, res.partial_offset);
+	ASSERT_EQ(res.partial_missing_bytes, 150000 - res.partial_offset);
+	ASSERT_EQ(res.nmms, 1);
+	mm = res.mms[0];
+	ASSERT(!strcmp(mm->end, "trace cut"));
+	ASSERT(mm->faults > 0 && mm->faults < total);
+	/* what was read is replayed whole: a write fault is one page (THP
+	 * as the header leaves it: no knobs, never) */
+	ASSERT_EQ(mm->final[THPS_PROC_Anonymous], mm->faults * 4);
+	replay_result_free(&res);
+	/* the command prints the figures and exits 1: they are partial */
+	fflush(stdout);
+	ASSERT_EQ(cmd_replay(3, rp), 1);
+	tdir_remove();
+}
+
+TEST(edges_record_to_a_full_disk_fails)
+{
+	char *full[] = { "record", "-q", "-o", "/dev/full", "--", "/bin/true", NULL };
+
+	if (!can_record())
+		test_skip("recording needs root and the kernel's tracepoints");
+	ASSERT_EQ(cmd_record(6, full), 125);
+}
