@@ -303,3 +303,109 @@ TEST(edges_record_to_a_full_disk_fails)
 		test_skip("recording needs root and the kernel's tracepoints");
 	ASSERT_EQ(cmd_record(6, full), 125);
 }
+
+/* ---- 3. the kernel runner: a dead worker, a scenario too large ---- */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "scenario/scenario.h"
+
+struct kernel_outcome {
+	int rc, error;
+	double seconds;
+	char msg[1024];
+};
+
+/* scenario_run_kernel on text in a child that SIGALRM ends after 10 s (a
+ * runner that hangs fails the test instead of hanging it). */
+static void run_kernel_text(const char *name, const char *text, struct kernel_outcome *out)
+{
+	int pfd[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(pipe(pfd), 0);
+	fflush(NULL);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct kernel_outcome o = { 0 };
+		struct scenario s;
+		struct scn_result r;
+		struct timespec a, b;
+
+		alarm(10);
+		close(pfd[0]);
+		if (scenario_parse_string(name, text, &s, stderr))
+			_exit(3);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		o.rc = scenario_run_kernel(&s, &r);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		o.seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+		o.error = r.error;
+		snprintf(o.msg, sizeof(o.msg), "%s", r.error_msg);
+		if (write(pfd[1], &o, sizeof(o)) != sizeof(o))
+			_exit(4);
+		_exit(0);
+	}
+	close(pfd[1]);
+	memset(out, 0, sizeof(*out));
+	ASSERT_EQ(read(pfd[0], out, sizeof(*out)), sizeof(*out));
+	close(pfd[0]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		test_fail(__FILE__, __LINE__, "the kernel runner was ended by signal %d (a hang?)",
+			  WTERMSIG(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+TEST(edges_kernel_dead_worker_is_an_error)
+{
+	struct kernel_outcome o;
+
+	/* the first worker dies of its own fault */
+	run_kernel_text("segv.scn", "mmap A 2M\nmprotect A 0 2M none\nwrite A 0 4K\n", &o);
+	ASSERT_EQ(o.rc, -1);
+	ASSERT(o.error);
+	ASSERT(strstr(o.msg, "segv.scn:3"));
+	ASSERT(strstr(o.msg, "SIGSEGV"));
+	ASSERT(o.seconds < 1.0);
+	/* a forked worker: its parent holds no copy of its socket */
+	run_kernel_text("segv2.scn", "mmap A 2M\nwrite A 0 4K\nfork child\nproc child\n"
+				     "mprotect A 0 2M none\nwrite A 0 4K\nproc main\nwrite A 4K 4K\n",
+			&o);
+	ASSERT(o.error);
+	ASSERT(strstr(o.msg, "segv2.scn:6"));
+	ASSERT(strstr(o.msg, "SIGSEGV"));
+	ASSERT(o.seconds < 1.0);
+}
+
+TEST(edges_kernel_refuses_a_scenario_larger_than_memory)
+{
+	struct kernel_outcome o;
+	char text[256], buf[64];
+	unsigned long long avail_kb = 0, mib;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	ASSERT(f);
+	while (fscanf(f, "%63s %llu kB", buf, &mib) == 2)
+		if (!strcmp(buf, "MemAvailable:"))
+			avail_kb = mib;
+	fclose(f);
+	if (!avail_kb)
+		test_skip("no MemAvailable in /proc/meminfo");
+	/* twice what is available: refused before anything runs */
+	mib = avail_kb * 2 / 1024;
+	snprintf(text, sizeof(text), "mmap A %lluM\nwrite A 0 %lluM step=4K\n", mib, mib);
+	run_kernel_text("big.scn", text, &o);
+	ASSERT(o.error);
+	ASSERT(strstr(o.msg, "big.scn: not run"));
+	ASSERT(strstr(o.msg, "MemAvailable"));
+	/* in 2 MiB pages, one more for a THP at the end */
+	snprintf(buf, sizeof(buf), "up to %llu MiB", (mib + 1) / 2 * 2 + 2);
+	ASSERT(strstr(o.msg, buf));
+	ASSERT(o.seconds < 1.0);
+	/* a small one runs */
+	run_kernel_text("small.scn", "mmap A 2M\nwrite A 0 2M step=4K\n", &o);
+	ASSERT(!o.error);
+	ASSERT_EQ(o.rc, 0);
+}
