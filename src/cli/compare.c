@@ -7,8 +7,12 @@
  * answer the usual question: THP never; madvise, as the program asked;
  * always; and always without the huge zero page (the kernel before 3.8).
  * Each starts from the recording machine's settings, then --set, then its
- * own knobs.  Extra memory is peak Rss against the first policy (THP never
- * by default).  --svg draws Rss over time, one line per policy.
+ * own knobs.  The totals are the machine's (meminfo AnonPages and
+ * AnonHugePages, peak and final): for a program of several processes a
+ * sum of their Rss counts a page shared after fork once per process, and
+ * a sum of figures each taken at its own exit is no moment's figure.
+ * Extra memory is peak AnonPages against the first policy (THP never by
+ * default).  --svg draws them over time, one line per policy.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -200,9 +204,20 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 	fprintf(f, "</svg>\n");
 }
 
+/* The machine-wide figures of one policy (meminfo over the whole run). */
+static uint64_t peak_anon(const struct replay_result *r)
+{
+	return r->peak_anon_pages_kb;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 static void print_text(const char *path, struct policy *pol, int n)
 {
-	uint64_t base = replay_peak_rss(&pol[0].res);
+	uint64_t base = peak_anon(&pol[0].res);
 
 	printf("thpsim compare %s\n  recorded: %s (Linux %s)\n\n", path, pol[0].res.command,
 	       pol[0].res.kernel);
@@ -210,67 +225,67 @@ static void print_text(const char *path, struct policy *pol, int n)
 		replay_print_partial(stdout, &pol[0].res);
 		printf("\n");
 	}
-	printf("%-16s %12s %12s %12s %12s %10s %8s %14s %7s %7s\n", "policy", "peak Rss kB",
-	       "final Rss kB", "AnonHuge kB", "peak AHP kB", "faults", "THPs",
-	       "extra kB", "extra", "huge");
+	printf("%-16s %14s %14s %14s %14s %10s %8s %12s %7s %7s\n", "policy", "peak Anon kB",
+	       "final Anon kB", "peak AHP kB", "final AHP kB", "faults", "THPs", "extra kB",
+	       "extra", "huge");
 	for (int k = 0; k < n; k++) {
 		const struct replay_result *r = &pol[k].res;
-		uint64_t sums[THPS_NR_PROC_ITEMS], peak = replay_peak_rss(r);
+		uint64_t peak = peak_anon(r);
 		int64_t extra = (int64_t)peak - (int64_t)base;
 
-		replay_final_sums(r, sums);
-		printf("%-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %8" PRIu64 " %14" PRId64 " %6.1f%% %6.1f%%\n",
-		       pol[k].name, peak, sums[THPS_PROC_Rss], sums[THPS_PROC_AnonHugePages],
-		       replay_peak_anon_huge(r), r->vm[THPS_VM_pgfault], r->vm[THPS_VM_thp_fault_alloc],
-		       extra, base ? 100.0 * (double)extra / (double)base : 0.0,
-		       sums[THPS_PROC_Anonymous]
-			       ? 100.0 * (double)sums[THPS_PROC_AnonHugePages] /
-					 (double)sums[THPS_PROC_Anonymous]
-			       : 0.0);
+		printf("%-16.16s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %10" PRIu64
+		       " %8" PRIu64 " %12" PRId64 " %6.1f%% %6.1f%%\n",
+		       pol[k].name, peak, r->final_meminfo[THPS_MEM_AnonPages],
+		       r->peak_meminfo_huge_kb, r->final_meminfo[THPS_MEM_AnonHugePages],
+		       r->vm[THPS_VM_pgfault], r->vm[THPS_VM_thp_fault_alloc], extra,
+		       base ? 100.0 * (double)extra / (double)base : 0.0,
+		       share(r->peak_meminfo_huge_kb, peak));
 	}
 	printf("\npolicies (over the recording machine's settings):\n");
 	for (int k = 0; k < n; k++)
 		printf("  %-16s %s\n", pol[k].name, pol[k].spec);
-	printf("peak Rss: VmHWM, or for several processes the peak of their sum (sampled); final: "
-	       "each process\njust before it exited, summed; faults: pgfault; THPs: "
-	       "thp_fault_alloc; extra: peak Rss against %s;\nhuge: the share of final Anonymous "
-	       "mapped by huge pages (AnonHugePages / Anonymous).\n\n", pol[0].name);
+	printf("Anon: the machine's meminfo AnonPages, the program's anonymous memory with each "
+	       "page counted\nonce however many processes map it (copy-on-write after fork); "
+	       "AHP: meminfo AnonHugePages.\npeak: the highest at any sample or exit; final: "
+	       "when the last process alive ended (or\nat the end of the trace); faults: "
+	       "pgfault; THPs: thp_fault_alloc; extra: peak Anon against\n%s; huge: peak AHP / "
+	       "peak Anon.  Per-process figures: thpsim replay.\n\n", pol[0].name);
 	replay_print_skips(stdout, &pol[0].res);
 }
 
 static void print_json(const char *path, struct policy *pol, int n)
 {
-	uint64_t base = replay_peak_rss(&pol[0].res);
+	uint64_t base = peak_anon(&pol[0].res);
 	struct json j;
 
 	json_init(&j, stdout, 1);
 	json_begin_object(&j, NULL);
 	json_string(&j, "trace", path);
 	json_string(&j, "baseline", pol[0].name);
+	json_bool(&j, "partial", pol[0].res.partial);
 	json_begin_array(&j, "policies");
 	for (int k = 0; k < n; k++) {
 		const struct replay_result *r = &pol[k].res;
-		uint64_t sums[THPS_NR_PROC_ITEMS], peak = replay_peak_rss(r);
+		uint64_t peak = peak_anon(r);
 		int64_t extra = (int64_t)peak - (int64_t)base;
 
-		replay_final_sums(r, sums);
 		json_begin_object(&j, NULL);
 		json_string(&j, "name", pol[k].name);
 		json_string(&j, "policy", pol[k].spec);
-		json_uint(&j, "peak_Rss", peak);
-		json_uint(&j, "final_Rss", sums[THPS_PROC_Rss]);
-		json_uint(&j, "final_Anonymous", sums[THPS_PROC_Anonymous]);
-		json_uint(&j, "final_AnonHugePages", sums[THPS_PROC_AnonHugePages]);
-		json_uint(&j, "peak_AnonHugePages", replay_peak_anon_huge(r));
+		json_begin_object(&j, "peak");
+		json_uint(&j, "AnonPages", peak);
+		json_uint(&j, "AnonHugePages", r->peak_meminfo_huge_kb);
+		json_end_object(&j);
+		json_begin_object(&j, "final");
+		json_uint(&j, "AnonPages", r->final_meminfo[THPS_MEM_AnonPages]);
+		json_uint(&j, "AnonHugePages", r->final_meminfo[THPS_MEM_AnonHugePages]);
+		json_uint(&j, "Pss_sum", r->final_pss_sum_kb);
+		json_end_object(&j);
 		json_uint(&j, "pgfault", r->vm[THPS_VM_pgfault]);
 		json_uint(&j, "thp_fault_alloc", r->vm[THPS_VM_thp_fault_alloc]);
 		json_int(&j, "extra_kB", extra);
 		json_double(&j, "extra_pct", base ? 100.0 * (double)extra / (double)base : 0.0);
-		json_double(&j, "huge_share_pct",
-			    sums[THPS_PROC_Anonymous] ? 100.0 * (double)sums[THPS_PROC_AnonHugePages] /
-							    (double)sums[THPS_PROC_Anonymous]
-						      : 0.0);
+		json_double(&j, "huge_share_pct", share(r->peak_meminfo_huge_kb, peak));
 		json_begin_object(&j, "replay");
 		replay_json_result(&j, r, 1);
 		json_end_object(&j);

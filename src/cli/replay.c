@@ -128,7 +128,6 @@ static double pct(int64_t d, uint64_t base)
 
 static void print_text(const char *path, const struct replay_result *res, int quiet)
 {
-	uint64_t sums[THPS_NR_PROC_ITEMS];
 	int never = !strcmp(replay_knob(res, "transparent_hugepage/enabled"), "never");
 
 	printf("thpsim replay %s\n", path);
@@ -148,7 +147,7 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 		replay_print_partial(stdout, res);
 	}
 	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
-	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
+	       "ended by", "anonRss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
 	       "VmPTE kB", "+file kB", "faults");
 	for (int i = 0; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
@@ -160,18 +159,22 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 		       mm->final[THPS_PROC_VmHWM], mm->peak_anon_huge_kb, mm->final[THPS_PROC_VmPTE],
 		       mm->final_file_cow_kb, mm->faults);
 	}
-	replay_final_sums(res, sums);
-	if (res->nmms > 1)
-		printf("%-20s %7s %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %12" PRIu64 "\n",
-		       "all (sums)", "", "", sums[THPS_PROC_Rss], sums[THPS_PROC_Anonymous],
-		       sums[THPS_PROC_AnonHugePages], replay_peak_rss(res),
-		       replay_peak_anon_huge(res));
-	printf("\nfinal: each process just before it exited; VmHWM: its peak Rss; peak AHP: its "
-	       "peak AnonHugePages\n(sampled);%s +file: pages the program wrote in private file "
-	       "mappings, which the\nkernel copies into anonymous pages (in its Anonymous; not in "
-	       "the model's).  vmstat over the whole run:\n",
-	       res->nmms > 1 ? " the sums' VmHWM and peak are of the sum over live processes;" : "");
+	printf("\nper process, final: just before it exited; VmHWM: its peak; peak AHP: its peak "
+	       "AnonHugePages\n(sampled); anonRss: smaps_rollup Rss of its anonymous memory, the "
+	       "only memory the model\nholds (the kernel's Rss adds file pages); +file: pages "
+	       "the program wrote in private file\nmappings, which the kernel copies into "
+	       "anonymous pages (in its Anonymous; not in the model's).\n");
+	printf("\nthe machine (meminfo: each page once, however many processes map it):\n"
+	       "  AnonPages      peak %10" PRIu64 " kB   final %10" PRIu64 " kB\n"
+	       "  AnonHugePages  peak %10" PRIu64 " kB   final %10" PRIu64 " kB\n"
+	       "  Pss, summed over the processes alive at the end: %" PRIu64 " kB\n"
+	       "final: %s; peaks: at every sample and every exit.\n",
+	       res->peak_anon_pages_kb, res->final_meminfo[THPS_MEM_AnonPages],
+	       res->peak_meminfo_huge_kb, res->final_meminfo[THPS_MEM_AnonHugePages],
+	       res->final_pss_sum_kb,
+	       res->partial ? "where the readable trace ends"
+			    : "when the last process alive ended (or at the end of the trace)");
+	printf("\nvmstat over the whole run:\n");
 	printf("  pgfault %" PRIu64 ", thp_fault_alloc %" PRIu64 ", thp_fault_fallback %" PRIu64
 	       ", thp_zero_page_alloc %" PRIu64 ", thp_split_pmd %" PRIu64
 	       ", thp_deferred_split_page %" PRIu64 ", thp_split_page %" PRIu64 "\n",
@@ -213,7 +216,8 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 			res->seconds > 0 ? (double)res->records / res->seconds * 1e-6 : 0.0);
 }
 
-static void json_series(struct json *j, const char *key, const struct replay_series *s)
+static void json_series(struct json *j, const char *key, const struct replay_series *s,
+			const struct replay_series *machine)
 {
 	json_begin_array(j, key);
 	for (int i = 0; i < s->n; i++) {
@@ -221,6 +225,10 @@ static void json_series(struct json *j, const char *key, const struct replay_ser
 		json_double(j, "t_s", (double)s->p[i].t_ns * 1e-9);
 		json_uint(j, "Rss", s->p[i].rss_kb);
 		json_uint(j, "AnonHugePages", s->p[i].anon_huge_kb);
+		if (s == machine) {
+			json_uint(j, "meminfo_AnonPages", s->p[i].anon_pages_kb);
+			json_uint(j, "meminfo_AnonHugePages", s->p[i].mem_anon_huge_kb);
+		}
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -268,15 +276,26 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_end_object(j);
 	}
 	json_end_array(j);
-	json_begin_object(j, "all");
+	/* the processes' finals, each taken at its own exit, summed: kept
+	 * for scripts, named for what it is */
+	json_begin_object(j, "sum_of_process_finals");
 	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 		json_uint(j, thps_proc_item_name(i), sums[i]);
 	json_end_object(j);
+	json_begin_object(j, "meminfo");
+	for (int i = 0; i < THPS_NR_MEMINFO_ITEMS; i++)
+		json_uint(j, thps_meminfo_item_name(i), res->final_meminfo[i]);
+	json_end_object(j);
+	json_uint(j, "Pss_sum", res->final_pss_sum_kb);
 	json_end_object(j);
 	json_begin_object(j, "peak");
-	json_uint(j, "Rss", replay_peak_rss(res));
-	json_uint(j, "AnonHugePages", replay_peak_anon_huge(res));
+	json_uint(j, "AnonPages", res->peak_anon_pages_kb);
+	json_uint(j, "AnonHugePages", res->peak_meminfo_huge_kb);
+	json_uint(j, "sum_of_process_Rss", replay_peak_rss(res));
 	json_end_object(j);
+	json_string(j, "Rss_scope", "per process: the model's smaps_rollup Rss, anonymous memory "
+				    "only (the kernel's adds file pages; file_copies_kB are private "
+				    "file pages written)");
 	json_begin_array(j, "processes");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];
@@ -310,12 +329,12 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 			json_end_object(j);
 		}
 		if (with_series)
-			json_series(j, "series", &mm->series);
+			json_series(j, "series", &mm->series, NULL);
 		json_end_object(j);
 	}
 	json_end_array(j);
 	if (with_series)
-		json_series(j, "series_all", &res->overall);
+		json_series(j, "series_all", &res->overall, &res->overall);
 	json_begin_object(j, "skipped");
 	for (int i = 0; i < REPLAY_NR_SKIPS; i++)
 		json_uint(j, replay_skip_name(i), res->skips[i]);

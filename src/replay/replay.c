@@ -83,6 +83,7 @@ struct replay {
 	uint64_t now_ns;
 	uint64_t stride, next_sample, sample_idx, keep_every;
 	uint64_t file_size;
+	int final_taken;         /* the end of the trace fixed the final figures */
 	double t_start, t_progress;
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
@@ -159,8 +160,17 @@ static struct task *task_find(struct replay *r, int32_t pid, int create)
 }
 
 /* ---- series ---- */
+static void series_add_machine(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
+			       uint64_t huge, uint64_t anon_pages, uint64_t mem_huge);
+
 static void series_add(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
 		       uint64_t huge)
+{
+	series_add_machine(s, t, idx, rss, huge, 0, 0);
+}
+
+static void series_add_machine(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
+			       uint64_t huge, uint64_t anon_pages, uint64_t mem_huge)
 {
 	if (s->n == s->cap) {
 		int cap = s->cap ? s->cap * 2 : 16;
@@ -171,7 +181,40 @@ static void series_add(struct replay_series *s, uint64_t t, uint64_t idx, uint64
 		s->p = p;
 		s->cap = cap;
 	}
-	s->p[s->n++] = (struct replay_point){ t, idx, rss, huge };
+	s->p[s->n++] = (struct replay_point){ t, idx, rss, huge, anon_pages, mem_huge };
+}
+
+/* The machine's anonymous memory now (meminfo), its peaks updated: what
+ * the program holds, each page once however many processes map it. */
+static void machine_now(struct replay *r, uint64_t *anon_pages, uint64_t *mem_huge)
+{
+	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
+
+	thps_meminfo(r->m, mi);
+	*anon_pages = mi[THPS_MEM_AnonPages];
+	*mem_huge = mi[THPS_MEM_AnonHugePages];
+	if (*anon_pages > r->res->peak_anon_pages_kb)
+		r->res->peak_anon_pages_kb = *anon_pages;
+	if (*mem_huge > r->res->peak_meminfo_huge_kb)
+		r->res->peak_meminfo_huge_kb = *mem_huge;
+}
+
+/* The machine's figures at the end of the program: meminfo and the sum
+ * of the live processes' Pss (each shared page divided among its
+ * mappers, so the sum counts it once). */
+static void machine_final(struct replay *r)
+{
+	struct replay_result *res = r->res;
+	uint64_t fig[THPS_NR_PROC_ITEMS], a, h;
+
+	machine_now(r, &a, &h);
+	thps_meminfo(r->m, res->final_meminfo);
+	res->final_pss_sum_kb = 0;
+	for (int i = 0; i < res->nmms; i++)
+		if (!res->mms[i]->ended && res->mms[i]->proc) {
+			thps_proc_figures(res->mms[i]->proc, fig);
+			res->final_pss_sum_kb += fig[THPS_PROC_Pss];
+		}
 }
 
 /* Keep the points whose sample number is a multiple of every (and the
@@ -189,8 +232,9 @@ static void series_thin(struct replay_series *s, uint64_t every)
 static void take_sample(struct replay *r)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++;
+	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++, anon, mhuge;
 
+	machine_now(r, &anon, &mhuge);
 	for (int i = 0; i < res->nmms; i++) {
 		struct replay_mm *mm = res->mms[i];
 		uint64_t rss, huge;
@@ -204,7 +248,7 @@ static void take_sample(struct replay *r)
 		sum_rss += rss;
 		sum_huge += huge;
 	}
-	series_add(&res->overall, r->now_ns, idx, sum_rss, sum_huge);
+	series_add_machine(&res->overall, r->now_ns, idx, sum_rss, sum_huge, anon, mhuge);
 	if (sum_rss > res->overall_peak_rss_kb)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
@@ -266,11 +310,14 @@ static struct replay_mm *mm_new(struct replay *r, int pid, const char *name, thp
 static void overall_point(struct replay *r)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0;
+	uint64_t sum_rss = 0, sum_huge = 0, anon, mhuge;
 	int live = 0;
 
+	machine_now(r, &anon, &mhuge); /* cheap: the peaks are exact */
 	for (int i = 0; i < res->nmms; i++)
 		live += !res->mms[i]->ended;
+	if (live == 1 && !r->final_taken)
+		machine_final(r); /* the last one alive, so far: the end */
 	if (live > 256)
 		return; /* too costly at every exit; the schedule still samples */
 	for (int i = 0; i < res->nmms; i++) {
@@ -282,7 +329,7 @@ static void overall_point(struct replay *r)
 		sum_rss += rss;
 		sum_huge += huge;
 	}
-	series_add(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge);
+	series_add_machine(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge, anon, mhuge);
 	if (sum_rss > res->overall_peak_rss_kb)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
@@ -1170,6 +1217,12 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	/* what is still alive at the end of the trace ends there */
 	r.now_ns = tr->time_ns;
 	take_sample(&r);
+	for (int i = 0; i < res->nmms; i++)
+		if (!res->mms[i]->ended) {
+			machine_final(&r); /* all of them together */
+			r.final_taken = 1;
+			break;
+		}
 	for (int i = 0; i < res->nmms; i++)
 		if (!res->mms[i]->ended)
 			mm_end(&r, res->mms[i], res->partial ? "trace cut" : "end of trace");

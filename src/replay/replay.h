@@ -33,7 +33,10 @@
 struct replay_point {
 	uint64_t t_ns;
 	uint64_t idx;      /* global sample number */
-	uint64_t rss_kb, anon_huge_kb;
+	uint64_t rss_kb, anon_huge_kb; /* smaps_rollup (overall: summed over processes) */
+	/* overall only: the machine's meminfo AnonPages and AnonHugePages,
+	 * each page once however many processes map it */
+	uint64_t anon_pages_kb, mem_anon_huge_kb;
 };
 
 struct replay_series {
@@ -107,8 +110,17 @@ struct replay_opts {
 struct replay_result {
 	struct replay_mm **mms;  /* every address space, in the order they began */
 	int nmms, capmms;
-	struct replay_series overall; /* sum over live address spaces */
+	struct replay_series overall; /* sum over live address spaces, and the machine */
 	uint64_t overall_peak_rss_kb, overall_peak_anon_huge_kb;
+	/* the machine-wide figures that mean something for several processes
+	 * (a page shared after fork counts once): meminfo's AnonPages and
+	 * AnonHugePages at their peak (at every sample and every exit), and
+	 * at the end: when the last process alive ended, or at the end of
+	 * the trace for those still alive; with the sum of their Pss, which
+	 * in the model (anonymous memory only) equals AnonPages */
+	uint64_t peak_anon_pages_kb, peak_meminfo_huge_kb;
+	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
+	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t skips[REPLAY_NR_SKIPS];

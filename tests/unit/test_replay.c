@@ -176,6 +176,59 @@ TEST(replay_fork_cow_of_a_thp)
 	ASSERT(!strcmp(child->name, "prog"));
 }
 
+/* Issue 16: for several processes the totals are the machine's (meminfo),
+ * a page shared after fork counting once, and final is never above peak. */
+TEST(replay_machine_totals_count_shared_pages_once)
+{
+	uint64_t sums[THPS_NR_PROC_ITEMS] = { 0 };
+
+	/* a parent writes 4 MiB and forks 3 children, which each write one
+	 * page of it (a copy) while all are alive, then exit; then the
+	 * parent exits */
+	tbegin("totals");
+	tsys(9, (int64_t)A, 0, MB(4), RW, ANON_PRIVATE);
+	tfaults(A, MB(4), PAGE, 1);
+	for (int c = 1; c <= 3; c++)
+		trace_write_fork(&W, PID + c, 0x1200011);
+	for (int c = 1; c <= 3; c++) {
+		trace_write_proc(&W, PID + c);
+		trace_write_fault(&W, A + (uint64_t)c * PAGE, 1, 0);
+	}
+	for (int c = 1; c <= 3; c++) {
+		trace_write_proc(&W, PID + c);
+		trace_write_exit(&W, 0);
+	}
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=never", NULL);
+	ASSERT_EQ(R.nmms, 4);
+	for (int i = 0; i < R.nmms; i++)
+		sums[THPS_PROC_Rss] += R.mms[i]->final[THPS_PROC_Rss];
+	/* what a sum over processes says: 4 MiB four times */
+	ASSERT_LE(4 * 4096, sums[THPS_PROC_Rss]);
+	/* the machine: 4 MiB once, and the three copies */
+	ASSERT_EQ(R.peak_anon_pages_kb, 4096 + 3 * 4);
+	/* the end: the parent alone, its 4 MiB */
+	ASSERT_EQ(R.final_meminfo[THPS_MEM_AnonPages], 4096);
+	ASSERT_LE(R.final_meminfo[THPS_MEM_AnonPages], R.peak_anon_pages_kb);
+	/* Pss, walked page by page, adds up to the counters' AnonPages */
+	ASSERT_EQ(R.final_pss_sum_kb, R.final_meminfo[THPS_MEM_AnonPages]);
+	ASSERT_EQ(R.peak_meminfo_huge_kb, 0);
+	/* THP always: the 4 MiB in two THPs, each child's copy a split */
+	tbegin("totals-thp");
+	tsys(9, (int64_t)A, 0, MB(4), RW, ANON_PRIVATE);
+	tfaults(A, MB(4), PAGE, 1);
+	trace_write_fork(&W, PID + 1, 0x1200011);
+	trace_write_proc(&W, PID + 1);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=always", NULL);
+	ASSERT_EQ(R.peak_meminfo_huge_kb, 4096);
+	ASSERT_EQ(R.final_meminfo[THPS_MEM_AnonHugePages], 4096);
+	ASSERT_EQ(R.peak_anon_pages_kb, 4096);
+}
+
 TEST(replay_vfork_shares_until_exec)
 {
 	const struct replay_mm *parent, *child;
