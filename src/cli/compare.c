@@ -53,7 +53,9 @@ static const char usage_text[] =
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
-	"  always-no-hzp.  --svg writes a chart; an existing FILE is replaced only with\n"
+	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
+	"  one line per policy, the difference from the first shaded; an existing FILE is\n"
+	"  replaced only with\n"
 	"  --force (never through a symbolic link), and only once the chart is complete.";
 
 /* A knob name as given, or with transparent_hugepage/ (or .../khugepaged/)
@@ -125,83 +127,224 @@ static double nice_step(double max, int n)
 	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-static void svg(FILE *f, const char *path, struct policy *pol, int n)
+static void svg_escape(FILE *f, const char *c, size_t n)
 {
-	static const char *const colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
-					      "#66a61e", "#e6ab02", "#a6761d", "#666666" };
-	const int W = 860, H = 460, L = 80, R = 190, T = 50, B = 60;
-	double tmax = 0, ymax = 0, ystep, xstep;
+	for (size_t i = 0; i < n && c[i]; i++)
+		switch (c[i]) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\n': case '\t': fputc(' ', f); break;
+		default:
+			if ((unsigned char)c[i] >= 0x20)
+				fputc(c[i], f);
+		}
+}
+
+/* The title, wrapped at spaces into lines of at most SVG_TITLE_COLS
+ * characters, at most SVG_TITLE_LINES of them (the last ends in "..."
+ * when the text goes on).  Returns the lines written. */
+#define SVG_TITLE_COLS 100
+#define SVG_TITLE_LINES 4
+static int svg_title(FILE *f, int x, int y, const char *text)
+{
+	size_t len = strlen(text), at = 0;
+	int line = 0;
+
+	while (at < len && line < SVG_TITLE_LINES) {
+		size_t n = len - at, cut;
+
+		if (n > SVG_TITLE_COLS) {
+			n = SVG_TITLE_COLS;
+			for (cut = n; cut > SVG_TITLE_COLS / 2; cut--)
+				if (text[at + cut] == ' ')
+					break;
+			if (cut > SVG_TITLE_COLS / 2)
+				n = cut;
+		}
+		fprintf(f, "<text class=\"title\" x=\"%d\" y=\"%d\" font-size=\"%d\">", x,
+			y + 18 * line, line ? 13 : 15);
+		if (line == SVG_TITLE_LINES - 1 && at + n < len && n > 3) {
+			svg_escape(f, text + at, n - 3);
+			fputs("...", f);
+		} else {
+			svg_escape(f, text + at, n);
+		}
+		fputs("</text>\n", f);
+		at += n;
+		while (at < len && text[at] == ' ')
+			at++;
+		line++;
+	}
+	return line;
+}
+
+/* What a policy's line looks like, in the plot and in the legend alike:
+ * the colour, a dash pattern for all but the first, and widths that
+ * narrow so that coinciding lines all show. */
+static const char *const svg_colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
+					  "#66a61e", "#e6ab02", "#a6761d", "#666666" };
+static const char *const svg_dashes[] = { "", "9 4", "2 3", "12 3 2 3" };
+
+static void svg_stroke(FILE *f, int k, int n)
+{
+	fprintf(f, "stroke=\"%s\" stroke-width=\"%.1f\"", svg_colors[k % 8],
+		1.5 + 1.5 * (n - 1 - k));
+	if (*svg_dashes[k % 4])
+		fprintf(f, " stroke-dasharray=\"%s\"", svg_dashes[k % 4]);
+}
+
+static uint64_t svg_value(const struct replay_point *pt, int huge)
+{
+	return huge ? pt->mem_anon_huge_kb : pt->anon_pages_kb;
+}
+
+/* One panel: the machine's AnonPages (huge 0) or AnonHugePages (huge 1)
+ * of every policy over time, in kB as the tables, with the area between
+ * each policy and the first (never) shaded in the policy's colour. */
+static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax, int x0, int y0,
+		      int w, int h)
+{
+	const char *what = huge ? "AnonHugePages" : "AnonPages";
+	double vmax = 0, vstep, xstep;
 
 	for (int k = 0; k < n; k++)
-		for (int i = 0; i < pol[k].res.overall.n; i++) {
-			const struct replay_point *pt = &pol[k].res.overall.p[i];
+		for (int i = 0; i < pol[k].res.overall.n; i++)
+			if ((double)svg_value(&pol[k].res.overall.p[i], huge) > vmax)
+				vmax = (double)svg_value(&pol[k].res.overall.p[i], huge);
+	if (vmax <= 0)
+		vmax = 1024;
+	vstep = nice_step(vmax, 4);
+	vmax = vstep * (double)(long)(vmax / vstep + 1);
+	xstep = nice_step(tmax, 6);
+#define SX(t) (x0 + w * ((t) / tmax))
+#define SY(v) (y0 + h * (1.0 - (double)(v) / vmax))
+	fprintf(f, "<g class=\"panel\" data-figure=\"%s\">\n", what);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">%s (kB): "
+		   "%s</text>\n", x0, y0 - 8, what,
+		huge ? "anonymous memory in huge pages" : "the program's anonymous memory");
+	for (double v = 0; v <= vmax * 1.0001; v += vstep) {
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			x0, SY(v), x0 + w, SY(v));
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", x0 - 6,
+			SY(v) + 4, v);
+	}
+	for (double t = 0; t <= tmax * 1.0001; t += xstep)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", SX(t),
+			y0 + h + 16, t);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0, y0,
+		x0, y0 + h);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0,
+		y0 + h, x0 + w, y0 + h);
+	/* the differences first, under the lines */
+	for (int k = 1; k < n; k++) {
+		const struct replay_series *s = &pol[k].res.overall, *b = &pol[0].res.overall;
 
-			if ((double)pt->t_ns * 1e-9 > tmax)
-				tmax = (double)pt->t_ns * 1e-9;
-			if ((double)pt->rss_kb / 1024.0 > ymax)
-				ymax = (double)pt->rss_kb / 1024.0;
-		}
+		fprintf(f, "<polygon class=\"diff\" data-policy=\"%s\" fill=\"%s\" "
+			   "fill-opacity=\"0.18\" stroke=\"none\" points=\"", pol[k].name,
+			svg_colors[k % 8]);
+		for (int i = 0; i < s->n; i++)
+			fprintf(f, "%.1f,%.1f ", SX((double)s->p[i].t_ns * 1e-9),
+				SY(svg_value(&s->p[i], huge)));
+		for (int i = b->n; i-- > 0;)
+			fprintf(f, "%.1f,%.1f ", SX((double)b->p[i].t_ns * 1e-9),
+				SY(svg_value(&b->p[i], huge)));
+		fprintf(f, "\"/>\n");
+	}
+	for (int k = 0; k < n; k++) {
+		const struct replay_series *s = &pol[k].res.overall;
+
+		fprintf(f, "<polyline class=\"line\" data-policy=\"%s\" fill=\"none\" ", pol[k].name);
+		svg_stroke(f, k, n);
+		fprintf(f, " stroke-linejoin=\"round\" points=\"");
+		for (int i = 0; i < s->n; i++)
+			fprintf(f, "%.1f,%.1f ", SX((double)s->p[i].t_ns * 1e-9),
+				SY(svg_value(&s->p[i], huge)));
+		fprintf(f, "\"/>\n");
+	}
+	fprintf(f, "</g>\n");
+#undef SX
+#undef SY
+}
+
+static void svg(FILE *f, const char *path, struct policy *pol, int n)
+{
+	const int W = 900, L = 90, R = 230, PH = 210, GAP = 70;
+	char title[1024];
+	double tmax = 0;
+	int lines, top, H, legend_end = 0;
+
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < pol[k].res.overall.n; i++)
+			if ((double)pol[k].res.overall.p[i].t_ns * 1e-9 > tmax)
+				tmax = (double)pol[k].res.overall.p[i].t_ns * 1e-9;
 	if (tmax <= 0)
 		tmax = 1e-3;
-	if (ymax <= 0)
-		ymax = 1;
-	ystep = nice_step(ymax, 5);
-	xstep = nice_step(tmax, 6);
-	ymax = ystep * (double)(long)(ymax / ystep + 1);
-	tmax = xstep * (double)(long)(tmax / xstep + 0.999);
+	tmax = nice_step(tmax, 6) * (double)(long)(tmax / nice_step(tmax, 6) + 0.999);
+	snprintf(title, sizeof(title), "%s%s", pol[0].res.command[0] ? pol[0].res.command : path,
+		 pol[0].res.partial ? " (PARTIAL: the trace stopped early)" : "");
+	/* the title's lines decide where the panels start: measure first */
+	{
+		FILE *null = fopen("/dev/null", "w");
+
+		lines = null ? svg_title(null, 0, 0, title) : 1;
+		if (null)
+			fclose(null);
+	}
+	top = 30 + 18 * lines + 20;
+	H = top + 2 * PH + GAP + 60;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		W, H, W, H);
 	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"15\">Rss over time: ", L);
-	for (const char *c = pol[0].res.command[0] ? pol[0].res.command : path; *c; c++)
-		switch (*c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		default: fputc(*c, f);
-		}
-	fprintf(f, "</text>\n");
-	/* axes and grid, at round values */
-	for (double v = 0; v <= ymax * 1.0001; v += ystep) {
-		double y = T + (H - T - B) * (1.0 - v / ymax);
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L,
-			y, W - R, y);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6,
-			y + 4, v);
-	}
-	for (double v = 0; v <= tmax * 1.0001; v += xstep)
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
-			L + (W - L - R) * (v / tmax), H - B + 18, v);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L,
-		H - B);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, H - B,
-		W - R, H - B);
+	svg_title(f, 20, 24, title);
+	svg_panel(f, pol, n, 0, tmax, L, top, W - L - R, PH);
+	svg_panel(f, pol, n, 1, tmax, L, top + PH + GAP, W - L - R, PH);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of the recorded run (s)"
-		   "</text>\n", (L + W - R) / 2, H - 18);
-	fprintf(f, "<text x=\"18\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 18 %d)\">"
-		   "Rss, all processes (MiB)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
-	for (int k = 0; k < n; k++) {
-		const struct replay_series *s = &pol[k].res.overall;
-		const char *col = colors[k % 8];
+		   "</text>\n", L + (W - L - R) / 2, H - 16);
+	/* the legend: each line as it is drawn, then the shading */
+	fprintf(f, "<g class=\"legend\">\n");
+	for (int k = 0, y = top + 10; k < n; k++, y += 22) {
+		const char *spec = pol[k].spec;
 
-		/* earlier lines wider, so that lines on top of each other all show */
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
-			   "stroke-linejoin=\"round\" points=\"", col, 2.0 + 2.0 * (n - 1 - k),
-			k % 2 ? " stroke-dasharray=\"8 4\"" : "");
-		for (int i = 0; i < s->n; i++)
-			fprintf(f, "%.1f,%.1f ",
-				L + (W - L - R) * ((double)s->p[i].t_ns * 1e-9 / tmax),
-				T + (H - T - B) * (1.0 - ((double)s->p[i].rss_kb / 1024.0) / ymax));
-		fprintf(f, "\"/>\n");
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-			   "stroke-width=\"3\"/>\n", W - R + 14, T + 10 + 22 * k, W - R + 40,
-			T + 10 + 22 * k, col);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", W - R + 46, T + 14 + 22 * k,
-			pol[k].name);
+		fprintf(f, "<line class=\"key\" data-policy=\"%s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+			   "y2=\"%d\" ", pol[k].name, W - R + 14, y, W - R + 54, y);
+		svg_stroke(f, k, n);
+		fprintf(f, "/>\n<text x=\"%d\" y=\"%d\">", W - R + 60, y + 4);
+		svg_escape(f, pol[k].name, strlen(pol[k].name));
+		fprintf(f, "</text>\n");
+		/* its knobs, one a line */
+		while (*spec) {
+			size_t l = strcspn(spec, ",");
+
+			y += 12;
+			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">",
+				W - R + 60, y + 4);
+			svg_escape(f, spec, l < 30 ? l : 30);
+			fprintf(f, "</text>\n");
+			spec += l + (spec[l] == ',');
+		}
+		legend_end = y + 22;
 	}
-	fprintf(f, "</svg>\n");
+	if (n > 1) {
+		int y = legend_end;
+
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"40\" height=\"12\" fill=\"#888\" "
+			   "fill-opacity=\"0.3\"/>\n", W - R + 14, y - 6);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">shaded: the difference</text>\n", W - R + 60,
+			y + 4);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">from %s, in each</text>\n", W - R + 60, y + 19,
+			pol[0].name);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">policy's colour</text>\n", W - R + 60, y + 34);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">Lines on top "
+			   "of one another</text>\n", W - R + 14, y + 58);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">have the same "
+			   "values.  meminfo:</text>\n", W - R + 14, y + 71);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">all processes, "
+			   "each page once.</text>\n", W - R + 14, y + 84);
+	}
+	fprintf(f, "</g>\n</svg>\n");
 }
 
 /* The machine-wide figures of one policy (meminfo over the whole run). */

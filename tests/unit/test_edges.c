@@ -409,3 +409,152 @@ TEST(edges_kernel_refuses_a_scenario_larger_than_memory)
 	ASSERT(!o.error);
 	ASSERT_EQ(o.rc, 0);
 }
+
+/* ---- 5. the chart ---- */
+
+/* The n-th element (0-based) whose text contains marker: from its '<' to
+ * its '>' into out; 0 when there is none. */
+static int svg_element(const char *svg, const char *marker, int nth, char *out, size_t len)
+{
+	const char *p = svg;
+
+	while ((p = strstr(p, marker))) {
+		const char *a = p, *b = strchr(p, '>');
+
+		while (a > svg && *a != '<')
+			a--;
+		if (!b)
+			return 0;
+		if (nth-- == 0) {
+			snprintf(out, len, "%.*s", (int)(b - a + 1), a);
+			return 1;
+		}
+		p = b;
+	}
+	return 0;
+}
+
+/* The value of attribute name in an element ("" when absent). */
+static const char *svg_attr(const char *el, const char *name, char *out, size_t len)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=\"", name);
+	out[0] = 0;
+	if ((p = strstr(el, key))) {
+		p += strlen(key);
+		snprintf(out, len, "%.*s", (int)strcspn(p, "\""), p);
+	}
+	return out;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The smallest y of a polyline's points: its highest point. */
+static double top_y(const char *el)
+{
+	static char pts[1 << 16];
+	double best = 1e9, x, y;
+	int used;
+
+	svg_attr(el, "points", pts, sizeof(pts));
+	for (const char *p = pts; sscanf(p, "%lf,%lf%n", &x, &y, &used) == 2; p += used)
+		if (y < best)
+			best = y;
+	return best;
+}
+
+TEST(edges_compare_svg_structure)
+{
+	static char svgtext[1 << 20], el[1 << 16], el2[1 << 16];
+	char trace[256], svgp[256], cmdline[400], a[64], b[64];
+	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, NULL };
+	const char *names[] = { "never", "madvise", "always", "always-no-hzp" };
+	const uint64_t addr = 0x7f0000000000ULL;
+	uint64_t args[6] = { 0, MB(8), 3, 0x22, (uint64_t)-1, 0 };
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+	FILE *f;
+	size_t n;
+
+	tdir("chart");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
+	/* a long command with markup in it */
+	snprintf(cmdline, sizeof(cmdline), "prog <a&b> %0300d", 0);
+	memset(cmdline + 12, 'x', 200);
+	for (int i = 20; i < 200; i += 17)
+		cmdline[i] = ' ';
+	ASSERT_OK(trace_header_add(&h, "command", cmdline));
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)addr);
+	for (uint64_t o = 0; o < MB(8); o += PAGE) {
+		trace_write_time(&w, o, 0);
+		trace_write_fault(&w, addr + o, 1, 0);
+	}
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	fflush(stdout);
+	ASSERT_EQ(cmd_compare(5, cmp), 0);
+	f = fopen(svgp, "r");
+	ASSERT(f);
+	n = fread(svgtext, 1, sizeof(svgtext) - 1, f);
+	fclose(f);
+	svgtext[n] = 0;
+	ASSERT(!strncmp(svgtext, "<svg ", 5));
+	ASSERT(strstr(svgtext, "</svg>\n") == svgtext + n - 7);
+	ASSERT_EQ(count(svgtext, "<g "), count(svgtext, "</g>"));
+	ASSERT_EQ(count(svgtext, "<text"), count(svgtext, "</text>"));
+	/* markup in the command is escaped */
+	ASSERT(!strstr(svgtext, "<a&b>"));
+	ASSERT(strstr(svgtext, "&lt;a&amp;b&gt;"));
+	/* the title wraps: several lines, none longer than the chart holds */
+	ASSERT_LE(2, count(svgtext, "class=\"title\""));
+	for (int i = 0; svg_element(svgtext, "class=\"title\"", i, el, sizeof(el)); i++) {
+		const char *t = strstr(svgtext, el) + strlen(el);
+
+		ASSERT_LE(strcspn(t, "<"), 100 + 20); /* escapes take room */
+	}
+	/* two panels: AnonPages and AnonHugePages */
+	ASSERT(strstr(svgtext, "data-figure=\"AnonPages\""));
+	ASSERT(strstr(svgtext, "data-figure=\"AnonHugePages\""));
+	/* a line per policy in each, the difference from never shaded */
+	ASSERT_EQ(count(svgtext, "class=\"line\""), 2 * 4);
+	ASSERT_EQ(count(svgtext, "class=\"diff\""), 2 * 3);
+	ASSERT_EQ(count(svgtext, "class=\"key\""), 4);
+	/* the legend draws each line as the plot does */
+	for (int k = 0; k < 4; k++) {
+		char marker[96];
+
+		snprintf(marker, sizeof(marker), "class=\"line\" data-policy=\"%s\"", names[k]);
+		ASSERT(svg_element(svgtext, marker, 0, el, sizeof(el)));
+		snprintf(marker, sizeof(marker), "class=\"key\" data-policy=\"%s\"", names[k]);
+		ASSERT(svg_element(svgtext, marker, 0, el2, sizeof(el2)));
+		ASSERT(!strcmp(svg_attr(el, "stroke", a, sizeof(a)), svg_attr(el2, "stroke", b, sizeof(b))));
+		ASSERT(!strcmp(svg_attr(el, "stroke-width", a, sizeof(a)),
+			       svg_attr(el2, "stroke-width", b, sizeof(b))));
+		ASSERT(!strcmp(svg_attr(el, "stroke-dasharray", a, sizeof(a)),
+			       svg_attr(el2, "stroke-dasharray", b, sizeof(b))));
+	}
+	/* coinciding lines stay visible: no two share colour, width and dashes */
+	ASSERT(strcmp(svg_attr(el, "stroke-dasharray", a, sizeof(a)), ""));
+	/* in the AnonHugePages panel, always rises above never (8 MiB in THPs) */
+	{
+		const char *panel = strstr(svgtext, "data-figure=\"AnonHugePages\"");
+
+		ASSERT(svg_element(panel, "class=\"line\" data-policy=\"never\"", 0, el, sizeof(el)));
+		ASSERT(svg_element(panel, "class=\"line\" data-policy=\"always\"", 0, el2, sizeof(el2)));
+		ASSERT(top_y(el2) + 50 < top_y(el));
+	}
+	tdir_remove();
+}
