@@ -55,8 +55,8 @@ static const char usage_text[] =
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
 	"  one line per policy, the difference from the first shaded; an existing FILE is\n"
-	"  replaced only with\n"
-	"  --force (never through a symbolic link), and only once the chart is complete.";
+	"  replaced only with --force (never through a symbolic link), and only once the\n"
+	"  chart is complete.";
 
 /* A knob name as given, or with transparent_hugepage/ (or .../khugepaged/)
  * in front when that is what names a knob. */
