@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -58,22 +59,6 @@ static const char usage_text[] =
 	"  replaced only with --force (never through a symbolic link), and only once the\n"
 	"  chart is complete.";
 
-/* A knob name as given, or with transparent_hugepage/ (or .../khugepaged/)
- * in front when that is what names a knob. */
-static const char *resolve_knob(const char *name, char *buf, size_t len)
-{
-	static const char *const prefixes[] = { "", "transparent_hugepage/",
-						"transparent_hugepage/khugepaged/", "thpsim/" };
-
-	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
-		snprintf(buf, len, "%s%s", prefixes[p], name);
-		for (int i = 0; thps_knob_name(i); i++)
-			if (!strcmp(thps_knob_name(i), buf))
-				return buf;
-	}
-	return NULL;
-}
-
 static char knob_names[MAX_POLICIES][REPLAY_MAX_KNOBS][96];
 
 static int parse_policy(struct policy *p, int idx, const char *name, const char *spec,
@@ -94,7 +79,7 @@ static int parse_policy(struct policy *p, int idx, const char *name, const char 
 		*eq = 0;
 		if (p->o.nknobs >= REPLAY_MAX_KNOBS)
 			return cli_usage("compare: policy %s: too many knobs", name);
-		if (!resolve_knob(tok, knob_names[idx][p->o.nknobs], sizeof(knob_names[0][0])))
+		if (!cli_resolve_knob(tok, knob_names[idx][p->o.nknobs], sizeof(knob_names[0][0])))
 			return cli_usage("compare: policy %s: no knob '%s' (thpsim knobs lists them)",
 					 name, tok);
 		p->o.knob_name[p->o.nknobs] = knob_names[idx][p->o.nknobs];
@@ -103,6 +88,62 @@ static int parse_policy(struct policy *p, int idx, const char *name, const char 
 	}
 	p->o.label = p->name;
 	return 0;
+}
+
+/*
+ * Every policy reads the trace from the start, on its own thread: a trace
+ * on standard input ("-") or a pipe is first copied to a temporary file,
+ * removed at once and read as /proc/self/fd/N (each open of it has its own
+ * offset), so that nothing is left behind however compare ends.  0 with
+ * tmp empty when path is a regular file, 0 with tmp the name to read and
+ * *keep the descriptor to close at the end, or 2 after a message.
+ */
+static int spool_stream(const char *path, char *tmp, size_t len, int *keep)
+{
+	struct stat st;
+	char buf[1 << 16];
+	FILE *in, *out;
+	size_t n;
+	int fd;
+
+	*keep = -1;
+	tmp[0] = 0;
+	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode)))
+		return 0; /* a file (or nothing: replay says so) */
+	snprintf(tmp, len, "%s/thpsim-compare-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		cli_error(-errno, "compare: a temporary copy of %s", path);
+		tmp[0] = 0;
+		return 2;
+	}
+	in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	out = fdopen(fd, "wb");
+	if (!in || !out) {
+		cli_error(-errno, "compare: %s", path);
+		goto fail;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	if (ferror(in) || fflush(out) || (*keep = dup(fd)) < 0) {
+		cli_error(-errno, "compare: copying %s to %s", path, tmp);
+		goto fail;
+	}
+	fclose(out);
+	if (in != stdin)
+		fclose(in);
+	unlink(tmp);
+	snprintf(tmp, len, "/proc/self/fd/%d", *keep);
+	return 0;
+fail:
+	if (out)
+		fclose(out);
+	if (in && in != stdin)
+		fclose(in);
+	unlink(tmp);
+	tmp[0] = 0;
+	return 2;
 }
 
 static void *run_policy(void *arg)
@@ -368,6 +409,9 @@ static void print_text(const char *path, struct policy *pol, int n)
 		replay_print_partial(stdout, &pol[0].res);
 		printf("\n");
 	}
+	for (int k = 0, any = 0; k < n; k++)
+		if (replay_print_oom(stdout, &pol[k].res, pol[k].name) && !any++)
+			printf("\n");
 	printf("%-16s %14s %14s %14s %14s %10s %8s %12s %7s %7s\n", "policy", "peak Anon kB",
 	       "final Anon kB", "peak AHP kB", "final AHP kB", "faults", "THPs", "extra kB",
 	       "extra", "huge");
@@ -446,7 +490,9 @@ int cmd_compare(int argc, char **argv)
 	struct replay_opts common = { .progress = 1 };
 	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
 	char namebuf[MAX_POLICIES][64];
-	int json = 0, n = 0, failed = 0, force = 0, err;
+	int json = 0, n = 0, failed = 0, force = 0;
+	char spool[4096];
+	int spool_fd;
 	struct outfile of = { 0 };
 	char why[8192];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -481,8 +527,8 @@ int cmd_compare(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
-		} else if (argv[i][0] == '-') {
-			return cli_usage("compare: unknown option '%s'\n%s", argv[i], usage_text);
+		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
+			return cli_bad_option("compare", argv[i], usage_text);
 		} else if (!path) {
 			path = argv[i];
 		} else {
@@ -502,13 +548,17 @@ int cmd_compare(int argc, char **argv)
 			return 2;
 		pol[k].o.ram_bytes = common.ram_bytes;
 		pol[k].o.progress = common.progress;
-		pol[k].path = path;
+		pol[k].path = path; /* or the copy, once it is made */
 	}
 	/* the chart's file before the work: an existing one is refused now */
-	if (svg_path && (err = outfile_open(&of, svg_path, force, why, sizeof(why)))) {
-		cli_error(0, "compare: %s", why);
-		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : 1;
+	if (svg_path && outfile_open(&of, svg_path, force, why, sizeof(why)))
+		return cli_error(0, "compare: %s", why), 2;
+	if (spool_stream(path, spool, sizeof(spool), &spool_fd)) {
+		outfile_abort(&of);
+		return 2;
 	}
+	for (int k = 0; k < n; k++)
+		pol[k].path = spool[0] ? spool : path;
 	/* run them, at most one per CPU at a time */
 	if (ncpu < 1)
 		ncpu = 1;
@@ -525,11 +575,23 @@ int cmd_compare(int argc, char **argv)
 				run_policy(&pol[t]);
 		}
 	}
-	for (int k = 0; k < n; k++)
-		if (pol[k].rc) {
+	for (int k = 0; k < n; k++) {
+		int said = 0;
+
+		if (!pol[k].rc)
+			continue;
+		failed = 2; /* an input error: no trace there, or a bad knob value */
+		for (int e = 0; e < k; e++)
+			said |= pol[e].rc && !strcmp(pol[e].err, pol[k].err);
+		if (said)
+			continue; /* the same trouble in every policy: said once */
+		for (int e = k + 1; e < n; e++)
+			said |= !pol[e].rc || strcmp(pol[e].err, pol[k].err);
+		if (said)
 			cli_error(0, "compare: policy %s: %s", pol[k].name, pol[k].err);
-			failed = 1;
-		}
+		else
+			cli_error(0, "compare: %s", pol[k].err);
+	}
 	if (!failed) {
 		if (json)
 			print_json(path, pol, n);
@@ -544,8 +606,13 @@ int cmd_compare(int argc, char **argv)
 		}
 	}
 	outfile_abort(&of); /* nothing when committed */
+	if (spool_fd >= 0)
+		close(spool_fd);
 	if (!failed && pol[0].res.partial)
 		failed = 1; /* partial figures are a finding */
+	for (int k = 0; k < n && !failed; k++)
+		if (pol[k].res.skips[REPLAY_SKIP_fault_oom])
+			failed = 1; /* so are figures too low for want of memory */
 	for (int k = 0; k < n; k++)
 		replay_result_free(&pol[k].res);
 	return failed;

@@ -91,6 +91,16 @@ uint64_t replay_peak_anon_huge(const struct replay_result *res)
 	return peak;
 }
 
+int replay_print_oom(FILE *f, const struct replay_result *res, const char *label)
+{
+	if (!res->skips[REPLAY_SKIP_fault_oom])
+		return 0;
+	fprintf(f, "WARNING%s%s: %" PRIu64 " faults found no memory in the simulated machine: "
+		   "these figures are too low; give it more with --ram GiB\n",
+		label ? " " : "", label ? label : "", res->skips[REPLAY_SKIP_fault_oom]);
+	return 1;
+}
+
 void replay_print_partial(FILE *f, const struct replay_result *res)
 {
 	if (!res->partial)
@@ -145,6 +155,10 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	if (res->partial) {
 		printf("\n");
 		replay_print_partial(stdout, res);
+	}
+	if (res->skips[REPLAY_SKIP_fault_oom]) {
+		printf("\n");
+		replay_print_oom(stdout, res, NULL);
 	}
 	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
 	       "ended by", "anonRss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
@@ -345,20 +359,44 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	json_end_array(j);
 }
 
+/* A CSV field as RFC 4180 has it: in double quotes, quotes doubled, when
+ * it holds a comma, a quote or a line break. */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* RFC 4180: CRLF ends every record, the header names the columns.  The
+ * rows of "all" add the machine's meminfo figures (empty for a process). */
 static void print_csv(const struct replay_result *res)
 {
-	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB\n");
+	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB,meminfo_AnonPages_kB,"
+	       "meminfo_AnonHugePages_kB\r\n");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];
 
-		for (int i = 0; i < mm->series.n; i++)
-			printf("%.6f,%d,%s,%" PRIu64 ",%" PRIu64 "\n",
-			       (double)mm->series.p[i].t_ns * 1e-9, mm->pid, mm->name,
-			       mm->series.p[i].rss_kb, mm->series.p[i].anon_huge_kb);
+		for (int i = 0; i < mm->series.n; i++) {
+			printf("%.6f,%d,", (double)mm->series.p[i].t_ns * 1e-9, mm->pid);
+			csv_field(stdout, mm->name);
+			printf(",%" PRIu64 ",%" PRIu64 ",,\r\n", mm->series.p[i].rss_kb,
+			       mm->series.p[i].anon_huge_kb);
+		}
 	}
 	for (int i = 0; i < res->overall.n; i++)
-		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 "\n", (double)res->overall.p[i].t_ns * 1e-9,
-		       res->overall.p[i].rss_kb, res->overall.p[i].anon_huge_kb);
+		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n",
+		       (double)res->overall.p[i].t_ns * 1e-9, res->overall.p[i].rss_kb,
+		       res->overall.p[i].anon_huge_kb, res->overall.p[i].anon_pages_kb,
+		       res->overall.p[i].mem_anon_huge_kb);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -386,8 +424,8 @@ int cmd_replay(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
-		} else if (argv[i][0] == '-') {
-			return cli_usage("replay: unknown option '%s'\n%s", argv[i], usage_text);
+		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
+			return cli_bad_option("replay", argv[i], usage_text);
 		} else if (!path) {
 			path = argv[i];
 		} else {
@@ -401,7 +439,7 @@ int cmd_replay(int argc, char **argv)
 	if (e) {
 		cli_error(0, "replay: %s", err);
 		replay_result_free(&res);
-		return 1;
+		return 2; /* an input error: no trace there, or a bad knob value */
 	}
 	if (!strcmp(format, "json")) {
 		struct json j;
@@ -415,10 +453,11 @@ int cmd_replay(int argc, char **argv)
 	} else if (!strcmp(format, "csv")) {
 		print_csv(&res);
 		replay_print_partial(stderr, &res);
+		replay_print_oom(stderr, &res, NULL);
 	} else {
 		print_text(path, &res, !o.progress);
 	}
-	e = res.partial;
+	e = res.partial || res.skips[REPLAY_SKIP_fault_oom];
 	replay_result_free(&res);
-	return e ? 1 : 0; /* partial figures are a finding */
+	return e ? 1 : 0; /* partial or too low figures are a finding */
 }

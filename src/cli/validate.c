@@ -156,11 +156,16 @@ int cmd_validate(int argc, char **argv)
 			if (cli_parse_format(argv[++i], &json))
 				return 2;
 		} else if (argv[i][0] == '-') {
-			return cli_usage("validate: unknown option '%s'\nusage: thpsim validate "
-					 "SCENARIO|DIR... [--format text|json]", argv[i]);
-		} else if (collect(argv[i], &files, &n, &cap)) {
-			return 2;
+			return cli_bad_option("validate", argv[i], "usage: thpsim validate "
+					      "SCENARIO|DIR... [--format text|json]");
 		}
+	}
+	/* the files once the options are known good */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format"))
+			i++;
+		else if (collect(argv[i], &files, &n, &cap))
+			return 2;
 	}
 	if (!n)
 		return cli_usage("usage: thpsim validate SCENARIO|DIR... [--format text|json]");

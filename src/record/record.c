@@ -859,7 +859,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))
-				return cli_usage("record: %s needs a file name\n%s", argv[i],
+				return cli_usage("record: %s needs a value (a file name)\n%s", argv[i],
 						 usage_text);
 			out = argv[++i];
 		} else if (!strcmp(argv[i], "--force")) {
@@ -875,7 +875,7 @@ int cmd_record(int argc, char **argv)
 			puts(usage_text);
 			return 0;
 		} else if (argv[i][0] == '-') {
-			return cli_usage("record: unknown option '%s'\n%s", argv[i], usage_text);
+			return cli_bad_option("record", argv[i], usage_text);
 		} else {
 			break;
 		}

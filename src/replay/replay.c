@@ -836,9 +836,19 @@ static void do_exit(struct replay *r, const struct trace_event *ev)
 {
 	struct task *t = task_find(r, ev->pid, 0);
 
+	/* the status as wait(2) has it: a signal's number in the low bits */
+	static const char *const by_signal[] = {
+		"exit", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+		"SIGTERM",
+	};
+	int sig = (int)(ev->status & 0x7f);
+
 	if (!t)
 		return;
-	mm_put(r, t->mm, "exit");
+	mm_put(r, t->mm, sig == 0 || sig == 0x7f ? "exit"
+			 : sig < (int)(sizeof(by_signal) / sizeof(by_signal[0])) ? by_signal[sig]
+										: "a signal");
 	t->mm = NULL;
 	t->pid = -1;
 	r->cur = NULL;

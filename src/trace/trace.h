@@ -202,7 +202,8 @@ struct trace_reader {
 	char err[768];         /* the error, with the offset */
 };
 
-/* Open and read the header: 0, or a negative errno with r->err set. */
+/* Open and read the header: 0, or a negative errno with r->err set.  "-"
+ * is standard input (a pipe will do: the reader never seeks). */
 int trace_reader_open(struct trace_reader *r, const char *path);
 void trace_reader_close(struct trace_reader *r);
 /* File offset of the next byte to decode. */

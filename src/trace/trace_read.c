@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace.h"
 
@@ -97,8 +98,17 @@ int trace_reader_open(struct trace_reader *r, const char *path)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->f = fopen(path, "rb");
+	snprintf(r->path, sizeof(r->path), "%s", strcmp(path, "-") ? path : "(standard input)");
+	if (!strcmp(path, "-")) {
+		/* the reader reads forward only: a pipe will do */
+		int fd = dup(0);
+
+		r->f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+		if (!r->f && fd >= 0)
+			close(fd);
+	} else {
+		r->f = fopen(path, "rb");
+	}
 	if (!r->f) {
 		err = -errno;
 		snprintf(r->err, sizeof(r->err), "%s: %s", path, strerror(errno));

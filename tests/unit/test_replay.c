@@ -423,7 +423,7 @@ TEST(replay_commands_refuse_bad_input)
 	char *dumpusage[] = { "trace", "show", "t.trace", NULL };
 	char *dumpnofile[] = { "trace", "dump", "/nonexistent/t.trace", NULL };
 
-	ASSERT_EQ(cmd_replay(3, nofile), 1);
+	ASSERT_EQ(cmd_replay(3, nofile), 2); /* an input error */
 	ASSERT_EQ(cmd_replay(4, badfmt), 2);
 	ASSERT_EQ(cmd_replay(4, badset), 2);
 	ASSERT_EQ(cmd_replay(3, twotr), 2);
@@ -431,7 +431,7 @@ TEST(replay_commands_refuse_bad_input)
 	ASSERT_EQ(cmd_compare(4, badknob), 2);
 	ASSERT_EQ(cmd_compare(1, notrace), 2);
 	ASSERT_EQ(cmd_trace(3, dumpusage), 2);
-	ASSERT_EQ(cmd_trace(3, dumpnofile), 1);
+	ASSERT_EQ(cmd_trace(3, dumpnofile), 2);
 }
 
 TEST(replay_unknown_knob_value_is_an_error)
