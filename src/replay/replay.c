@@ -636,9 +636,11 @@ static void count_skip(struct replay *r, int why)
 
 static void model_failed(struct replay *r, const char *call, int err)
 {
+	const char *why = thps_last_error(r->m);
+
 	count_skip(r, REPLAY_SKIP_call_failed);
-	note(r, "%s: the kernel did it, the model refused it: %s (%s)", call,
-	     thps_last_error(r->m), strerror(-err));
+	note(r, "%s: the kernel did it, the model refused it: %s%s%s%s", call, strerror(-err),
+	     *why ? " (" : "", why, *why ? ")" : ""); /* no empty "()" */
 }
 
 /* A fault the model could not take: why. */

@@ -742,3 +742,21 @@ TEST(edges_cli_csv_stdin_and_findings)
 	ASSERT(strstr(cli_out, "WARNING") && strstr(cli_out, "--ram"));
 	tdir_remove();
 }
+
+TEST(edges_errors_end_without_empty_parentheses)
+{
+	struct scenario s;
+	struct scn_result r;
+
+	/* a fault with nothing mapped: the model has no more to say than
+	 * the errno, and the message must not end in "()" */
+	ASSERT_EQ(scenario_parse_string("gone.scn", "mmap A 2M\nmunmap A\nwrite A 0 4K\n", &s,
+					stderr), 0);
+	scenario_run_model(&s, NULL, &r);
+	ASSERT(r.error);
+	ASSERT(strstr(r.error_msg, "gone.scn:3"));
+	if (strstr(r.error_msg, "()"))
+		test_fail(__FILE__, __LINE__, "%s", r.error_msg);
+	scn_result_free(&r);
+	scenario_free(&s);
+}
