@@ -4,7 +4,8 @@
  *
  * Records are encoded into a block buffer; a block is written (length,
  * CRC-32, payload) when the next record would not fit, on flush and on
- * close.  Errors are sticky: the first one is kept and returned by close,
+ * close, and flushed to the file at once, so that a writer killed or a
+ * disk that fills loses no complete block before the last.  Errors are sticky: the first one is kept and returned by close,
  * so the recorder's hot path needs no error checks.
  */
 #include <errno.h>
@@ -180,6 +181,12 @@ static void flush_block(struct trace_writer *w)
 	trace_put_le32(hdr + 4, trace_crc32(0, w->buf, w->len));
 	if (!write_all(w, hdr, sizeof(hdr)))
 		write_all(w, w->buf, w->len);
+	/* the block goes to the file now, whole: a writer killed later (or a
+	 * disk that fills later) leaves every block before intact, which a
+	 * reader takes (one write(2) per 64 KiB block) */
+	errno = 0;
+	if (!w->err && fflush(w->f))
+		w->err = errno ? -errno : -EIO;
 	w->len = 0;
 }
 
@@ -241,7 +248,8 @@ int trace_writer_open_stream(struct trace_writer *w, FILE *f, const char *path,
 	w->buf = malloc(TRACE_BLOCK_MAX);
 	if (!w->buf)
 		return w->err = -ENOMEM;
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	/* no setvbuf: each block is one fwrite and a flush (flush_block); a
+	 * size given with a NULL buffer was ignored by glibc anyway */
 	return write_preamble(w, h);
 }
 

@@ -760,3 +760,51 @@ TEST(edges_errors_end_without_empty_parentheses)
 	scn_result_free(&r);
 	scenario_free(&s);
 }
+
+TEST(edges_killed_writer_leaves_its_complete_blocks)
+{
+	const uint64_t a = 0x7f0000000000ULL, b = 0x7f4000000000ULL, len = MB(64);
+	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
+	struct replay_opts o = { .ram_bytes = 1ULL << 30 };
+	static struct replay_result res;
+	char path[256], err[1024];
+	int st;
+	pid_t pid;
+
+	tdir("killed");
+	snprintf(path, sizeof(path), "%s/k.trace", dir);
+	fflush(NULL);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct trace_writer w;
+
+		if (trace_writer_open(&w, path, NULL))
+			_exit(3);
+		trace_write_proc(&w, 100);
+		trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+		trace_write_syscall(&w, 9, 6, args, (int64_t)a);
+		trace_write_syscall(&w, 9, 6, args, (int64_t)b);
+		for (uint64_t off = 0; off < len; off += PAGE) {
+			trace_write_fault(&w, a + off, 1, 0);
+			trace_write_fault(&w, b + off, 1, 0);
+		}
+		raise(SIGKILL); /* as kill -9: no close, no stdio flush */
+		_exit(4);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* 32768 faults of a few bytes each: the complete blocks are in the
+	 * file, only the one being filled is lost */
+	ASSERT_OK(replay_run(path, &o, &res, err, sizeof(err)));
+	ASSERT(res.partial);
+	ASSERT_EQ(res.nmms, 1);
+	/* the file ends where a block ends: none was left half in a buffer */
+	if (!strstr(res.partial_why, "without its END record"))
+		test_fail(__FILE__, __LINE__, "%s", res.partial_why);
+	ASSERT_EQ(res.partial_missing_bytes, 0);
+	ASSERT_LE(32768 - TRACE_BLOCK_MAX / 3, res.mms[0]->faults);
+	ASSERT(res.mms[0]->faults < 32768);
+	replay_result_free(&res);
+	tdir_remove();
+}
