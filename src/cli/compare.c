@@ -575,6 +575,18 @@ int cmd_compare(int argc, char **argv)
 				run_policy(&pol[t]);
 		}
 	}
+	/* a copied stream: its messages name what the user gave */
+	for (int k = 0; k < n; k++) {
+		char *at = spool[0] && pol[k].rc ? strstr(pol[k].err, spool) : NULL;
+
+		if (at) {
+			char rest[sizeof(pol[k].err)];
+
+			snprintf(rest, sizeof(rest), "%s", at + strlen(spool));
+			snprintf(at, sizeof(pol[k].err) - (size_t)(at - pol[k].err), "%s%s", path,
+				 rest);
+		}
+	}
 	for (int k = 0; k < n; k++) {
 		int said = 0;
 

@@ -180,7 +180,20 @@ int cmd_validate(int argc, char **argv)
 		struct outcome *o = calloc(1, sizeof(*o));
 
 		if (!o || scenario_parse_file(files[f], &s, stderr)) {
+			/* counted, so that the summary never says "0 error" of it */
 			bad = 2;
+			counts[3]++;
+			if (json) {
+				json_begin_object(&j, NULL);
+				json_string(&j, "file", files[f]);
+				json_string(&j, "result", "error");
+				json_string(&j, "reason", o ? "does not parse (the message is on "
+							      "standard error)" : "out of memory");
+				json_end_object(&j);
+			} else {
+				printf("%-8s %-40s does not parse (the message is above)\n", "error",
+				       files[f]);
+			}
 			free(o);
 			continue;
 		}

@@ -696,6 +696,20 @@ TEST(edges_cli_missing_values_and_exit_codes)
 	ASSERT(strstr(cli_out, "enabled=always"));
 	ASSERT_EQ(thpsim(NULL, "replay", "-q", trace, "--set", "nosuch=1", NULL), 2);
 	ASSERT(strstr(cli_err, "no knob 'nosuch'") && !strstr(cli_err, "No such file"));
+	/* validate of a file that is not a scenario: an error, counted */
+	{
+		char bin[256];
+		FILE *f;
+
+		snprintf(bin, sizeof(bin), "%s/bin.scn", dir);
+		f = fopen(bin, "wb");
+		ASSERT(f);
+		fwrite("\x7f" "ELF\0\0\0", 1, 7, f);
+		fclose(f);
+		ASSERT_EQ(thpsim(NULL, "validate", bin, NULL), 2);
+		if (!strstr(cli_out, "1 error"))
+			test_fail(__FILE__, __LINE__, "validate: '%.300s'", cli_out);
+	}
 	/* demo refuses the knobs its runs set themselves */
 	ASSERT_EQ(thpsim(NULL, "demo", "--set", "use_zero_page=0", NULL), 2);
 	tdir_remove();
@@ -727,6 +741,16 @@ TEST(edges_cli_csv_stdin_and_findings)
 	ASSERT(strstr(cli_out, "always-no-hzp"));
 	ASSERT_EQ(thpsim(trace, "trace", "dump", "-", NULL), 0);
 	ASSERT(strstr(cli_out, "EXIT"));
+	/* not a trace on standard input: said once, of "-" */
+	{
+		char junk[256];
+
+		snprintf(junk, sizeof(junk), "%s/junk", dir);
+		put_file(junk, "not a trace at all\n");
+		ASSERT_EQ(thpsim(junk, "compare", "-q", "-", NULL), 2);
+		ASSERT_EQ(lines(cli_err), 1);
+		ASSERT(strstr(cli_err, "compare: -: offset 0: not a thpsim trace"));
+	}
 	/* faults that found no simulated memory: said first, and a finding */
 	snprintf(big, sizeof(big), "%s/big.trace", dir);
 	ASSERT_OK(trace_writer_open(&w, big, NULL));
