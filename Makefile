@@ -11,6 +11,7 @@
 #   make inject       allocation-failure injection over every scenario
 #   make check-kernels   the scenarios and tests/progs on Debian's 6.1 and
 #                     6.12 kernels booted in QEMU (docs/kernels.md)
+#   make install      PREFIX=/usr/local, DESTDIR= for staging
 #
 # Variables: CC (gcc or clang), DEBUG (0: no VM_BUG_ON, 1: default,
 # 2: expensive checks, used by the tests), SAN (sanitizers), O (build dir).
@@ -61,8 +62,8 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)
 SOAK := $(O)/thpsim-soak
 
-.PHONY: all check check-unit check-asan check-fuzz check-scenarios tsan demo bench clean progs validate \
-	soak fuzz fuzz-replay inject check-kernels
+.PHONY: all install uninstall check check-unit check-asan check-fuzz check-scenarios tsan demo bench clean \
+	progs validate soak fuzz fuzz-replay inject check-kernels
 
 all: $(LIB) $(BIN) $(PROGS)
 
@@ -228,6 +229,22 @@ bench: $(BIN) $(PROGS)
 # Recorded programs against the kernel (root; see docs/validation.md).
 validate: all
 	tools/validate/validate.sh $(O)
+
+# make install PREFIX=/usr/local DESTDIR=: the command, its man page, the
+# library and its header.
+PREFIX ?= /usr/local
+DESTDIR ?=
+install: $(BIN) $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/thpsim
+	install -m 644 docs/thpsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/thpsim.1
+	install -m 644 include/thpsim.h $(DESTDIR)$(PREFIX)/include/thpsim.h
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libthpsim.a
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/thpsim $(DESTDIR)$(PREFIX)/share/man/man1/thpsim.1 \
+		$(DESTDIR)$(PREFIX)/include/thpsim.h $(DESTDIR)$(PREFIX)/lib/libthpsim.a
 
 clean:
 	rm -rf $(O)

@@ -91,9 +91,49 @@ int cli_parse_format(const char *s, int *json)
 	return 0;
 }
 
+/* Options that take a value, in any command: without one, they are
+ * missing their value, not unknown. */
+static const char *const value_options[] = {
+	"--set", "--format", "--ram", "--policy", "--svg", "-o", "--output", "--buffer",
+	"--limit", "--size", "--threads", "--seconds", "--repeat", "--procs", "--step",
+};
+
+int cli_bad_option(const char *cmd, const char *arg, const char *usage)
+{
+	for (size_t i = 0; i < sizeof(value_options) / sizeof(value_options[0]); i++)
+		if (!strcmp(arg, value_options[i]))
+			return cli_usage("%s: %s needs a value\n%s", cmd, arg, usage);
+	if (arg[0] == '-')
+		return cli_usage("%s: unknown option '%s'\n%s", cmd, arg, usage);
+	return cli_usage("%s: unexpected argument '%s'\n%s", cmd, arg, usage);
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
+const char *cli_resolve_knob(const char *name, char *buf, size_t len)
+{
+	static const char *const prefixes[] = { "", "transparent_hugepage/",
+						"transparent_hugepage/khugepaged/", "thpsim/" };
+
+	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+		snprintf(buf, len, "%s%s", prefixes[p], name);
+		for (int i = 0; thps_knob_name(i); i++)
+			if (!strcmp(thps_knob_name(i), buf))
+				return buf;
+	}
+	return NULL;
+}
+
 int cli_add_set(struct cli_sets *sets, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
+	char name[sizeof(sets->buf[0])];
 	size_t n;
 
 	if (!eq || eq == arg)
@@ -103,10 +143,17 @@ int cli_add_set(struct cli_sets *sets, const char *arg)
 	n = strlen(arg);
 	if (n >= sizeof(sets->buf[0]))
 		return cli_usage("--set argument too long");
-	memcpy(sets->buf[sets->n], arg, n + 1);
-	sets->buf[sets->n][eq - arg] = 0;
+	/* the short names compare --policy takes (enabled, use_zero_page...)
+	 * are taken here too, and an unknown knob is an error now */
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+	if (!cli_resolve_knob(name, sets->buf[sets->n], sizeof(sets->buf[0])))
+		return cli_usage("--set %s: no knob '%s' (thpsim knobs lists them)", arg, name);
+	n = strlen(sets->buf[sets->n]);
+	if (n + strlen(eq + 1) + 2 > sizeof(sets->buf[0]))
+		return cli_usage("--set argument too long");
+	memcpy(sets->buf[sets->n] + n + 1, eq + 1, strlen(eq + 1) + 1);
 	sets->name[sets->n] = sets->buf[sets->n];
-	sets->value[sets->n] = sets->buf[sets->n] + (eq - arg) + 1;
+	sets->value[sets->n] = sets->buf[sets->n] + n + 1;
 	sets->n++;
 	return 0;
 }

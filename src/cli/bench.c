@@ -349,7 +349,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		if (strcmp(a, "--format") && strcmp(a, "--threads") && strcmp(a, "--seconds") &&
 		    strcmp(a, "--repeat") && strcmp(a, "--procs") && strcmp(a, "--size") &&
 		    strcmp(a, "--step"))
-			return cli_usage("bench: unknown argument '%s'", a);
+			return cli_bad_option("bench", a, "usage: thpsim bench [--threads N] "
+					      "[--seconds S] [--repeat R] [--procs P] [--size SIZE] "
+					      "[--step SIZE] [--format text|json]");
 		if (!v)
 			return cli_usage("bench: %s needs a value", a);
 		i++;

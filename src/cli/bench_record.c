@@ -214,7 +214,7 @@ void bench_record_collect(struct bench_record *b)
 	}
 	{
 		char *bare[] = { prog, NULL };
-		char *rec[] = { self, "record", "-q", "-o", trace, "--", prog, NULL };
+		char *rec[] = { self, "record", "-q", "--force", "-o", trace, "--", prog, NULL };
 		char *perf[] = { "perf", "record", "-q", "-o", perfdata,
 				 "-e", "exceptions:page_fault_user", "-e", "exceptions:page_fault_kernel",
 				 "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit",

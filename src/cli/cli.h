@@ -5,6 +5,7 @@
 #ifndef THPSIM_CLI_H
 #define THPSIM_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "thpsim.h"
@@ -31,7 +32,17 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_size(const char *s, uint64_t *out);
 /* "text" or "json": sets *json; prints the error itself. */
 int cli_parse_format(const char *s, int *json);
+/* KNOB=VALUE; KNOB may leave out transparent_hugepage/ (enabled=always);
+ * an unknown knob is a usage error (2). */
 int cli_add_set(struct cli_sets *sets, const char *arg);
+/* The full name of a knob given as is or without its transparent_hugepage/,
+ * .../khugepaged/ or thpsim/ prefix, in buf; NULL when none. */
+const char *cli_resolve_knob(const char *name, char *buf, size_t len);
+/* An argument a command does not take: "CMD: OPT needs a value" for an
+ * option that takes one and has none, else unknown; usage follows.  2. */
+int cli_bad_option(const char *cmd, const char *arg, const char *usage);
+/* -h or --help before any "--". */
+int cli_wants_help(int argc, char **argv);
 /* Apply the sets to m; prints the error and returns it on failure.
  * "thpsim/kernel=auto" applies the running kernel's detected profile. */
 int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
@@ -42,6 +53,9 @@ struct scn_result;
 /* One scenario run as a JSON object (run, kernel and validate share it). */
 void scn_result_json(struct json *j, const struct scenario *s, const struct scn_result *r,
 		     const char *where);
+
+/* thpsim ARGS as main() runs it (commands.c): the exit status. */
+int thpsim_main(int argc, char **argv);
 
 int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);

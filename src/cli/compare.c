@@ -7,8 +7,12 @@
  * answer the usual question: THP never; madvise, as the program asked;
  * always; and always without the huge zero page (the kernel before 3.8).
  * Each starts from the recording machine's settings, then --set, then its
- * own knobs.  Extra memory is peak Rss against the first policy (THP never
- * by default).  --svg draws Rss over time, one line per policy.
+ * own knobs.  The totals are the machine's (meminfo AnonPages and
+ * AnonHugePages, peak and final): for a program of several processes a
+ * sum of their Rss counts a page shared after fork once per process, and
+ * a sum of figures each taken at its own exit is no moment's figure.
+ * Extra memory is peak AnonPages against the first policy (THP never by
+ * default).  --svg draws them over time, one line per policy.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,12 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "replay/replay.h"
 #include "replay_out.h"
 #include "util/json.h"
+#include "util/outfile.h"
 
 #define MAX_POLICIES 16
 
@@ -44,27 +50,14 @@ static const char *const default_policies[][2] = {
 };
 
 static const char usage_text[] =
-	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE]\n"
+	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE [--force]]\n"
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
-	"  always-no-hzp.";
-
-/* A knob name as given, or with transparent_hugepage/ (or .../khugepaged/)
- * in front when that is what names a knob. */
-static const char *resolve_knob(const char *name, char *buf, size_t len)
-{
-	static const char *const prefixes[] = { "", "transparent_hugepage/",
-						"transparent_hugepage/khugepaged/", "thpsim/" };
-
-	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
-		snprintf(buf, len, "%s%s", prefixes[p], name);
-		for (int i = 0; thps_knob_name(i); i++)
-			if (!strcmp(thps_knob_name(i), buf))
-				return buf;
-	}
-	return NULL;
-}
+	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
+	"  one line per policy, the difference from the first shaded; an existing FILE is\n"
+	"  replaced only with --force (never through a symbolic link), and only once the\n"
+	"  chart is complete.";
 
 static char knob_names[MAX_POLICIES][REPLAY_MAX_KNOBS][96];
 
@@ -86,7 +79,7 @@ static int parse_policy(struct policy *p, int idx, const char *name, const char 
 		*eq = 0;
 		if (p->o.nknobs >= REPLAY_MAX_KNOBS)
 			return cli_usage("compare: policy %s: too many knobs", name);
-		if (!resolve_knob(tok, knob_names[idx][p->o.nknobs], sizeof(knob_names[0][0])))
+		if (!cli_resolve_knob(tok, knob_names[idx][p->o.nknobs], sizeof(knob_names[0][0])))
 			return cli_usage("compare: policy %s: no knob '%s' (thpsim knobs lists them)",
 					 name, tok);
 		p->o.knob_name[p->o.nknobs] = knob_names[idx][p->o.nknobs];
@@ -95,6 +88,62 @@ static int parse_policy(struct policy *p, int idx, const char *name, const char 
 	}
 	p->o.label = p->name;
 	return 0;
+}
+
+/*
+ * Every policy reads the trace from the start, on its own thread: a trace
+ * on standard input ("-") or a pipe is first copied to a temporary file,
+ * removed at once and read as /proc/self/fd/N (each open of it has its own
+ * offset), so that nothing is left behind however compare ends.  0 with
+ * tmp empty when path is a regular file, 0 with tmp the name to read and
+ * *keep the descriptor to close at the end, or 2 after a message.
+ */
+static int spool_stream(const char *path, char *tmp, size_t len, int *keep)
+{
+	struct stat st;
+	char buf[1 << 16];
+	FILE *in, *out;
+	size_t n;
+	int fd;
+
+	*keep = -1;
+	tmp[0] = 0;
+	if (strcmp(path, "-") && (stat(path, &st) || S_ISREG(st.st_mode)))
+		return 0; /* a file (or nothing: replay says so) */
+	snprintf(tmp, len, "%s/thpsim-compare-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		cli_error(-errno, "compare: a temporary copy of %s", path);
+		tmp[0] = 0;
+		return 2;
+	}
+	in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	out = fdopen(fd, "wb");
+	if (!in || !out) {
+		cli_error(-errno, "compare: %s", path);
+		goto fail;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	if (ferror(in) || fflush(out) || (*keep = dup(fd)) < 0) {
+		cli_error(-errno, "compare: copying %s to %s", path, tmp);
+		goto fail;
+	}
+	fclose(out);
+	if (in != stdin)
+		fclose(in);
+	unlink(tmp);
+	snprintf(tmp, len, "/proc/self/fd/%d", *keep);
+	return 0;
+fail:
+	if (out)
+		fclose(out);
+	if (in && in != stdin)
+		fclose(in);
+	unlink(tmp);
+	tmp[0] = 0;
+	return 2;
 }
 
 static void *run_policy(void *arg)
@@ -119,152 +168,311 @@ static double nice_step(double max, int n)
 	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-static void svg(FILE *f, const char *path, struct policy *pol, int n)
+static void svg_escape(FILE *f, const char *c, size_t n)
 {
-	static const char *const colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
-					      "#66a61e", "#e6ab02", "#a6761d", "#666666" };
-	const int W = 860, H = 460, L = 80, R = 190, T = 50, B = 60;
-	double tmax = 0, ymax = 0, ystep, xstep;
+	for (size_t i = 0; i < n && c[i]; i++)
+		switch (c[i]) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\n': case '\t': fputc(' ', f); break;
+		default:
+			if ((unsigned char)c[i] >= 0x20)
+				fputc(c[i], f);
+		}
+}
+
+/* The title, wrapped at spaces into lines of at most SVG_TITLE_COLS
+ * characters, at most SVG_TITLE_LINES of them (the last ends in "..."
+ * when the text goes on).  Returns the lines written. */
+#define SVG_TITLE_COLS 100
+#define SVG_TITLE_LINES 4
+static int svg_title(FILE *f, int x, int y, const char *text)
+{
+	size_t len = strlen(text), at = 0;
+	int line = 0;
+
+	while (at < len && line < SVG_TITLE_LINES) {
+		size_t n = len - at, cut;
+
+		if (n > SVG_TITLE_COLS) {
+			n = SVG_TITLE_COLS;
+			for (cut = n; cut > SVG_TITLE_COLS / 2; cut--)
+				if (text[at + cut] == ' ')
+					break;
+			if (cut > SVG_TITLE_COLS / 2)
+				n = cut;
+		}
+		fprintf(f, "<text class=\"title\" x=\"%d\" y=\"%d\" font-size=\"%d\">", x,
+			y + 18 * line, line ? 13 : 15);
+		if (line == SVG_TITLE_LINES - 1 && at + n < len && n > 3) {
+			svg_escape(f, text + at, n - 3);
+			fputs("...", f);
+		} else {
+			svg_escape(f, text + at, n);
+		}
+		fputs("</text>\n", f);
+		at += n;
+		while (at < len && text[at] == ' ')
+			at++;
+		line++;
+	}
+	return line;
+}
+
+/* What a policy's line looks like, in the plot and in the legend alike:
+ * the colour, a dash pattern for all but the first, and widths that
+ * narrow so that coinciding lines all show. */
+static const char *const svg_colors[] = { "#1b9e77", "#d95f02", "#7570b3", "#e7298a",
+					  "#66a61e", "#e6ab02", "#a6761d", "#666666" };
+static const char *const svg_dashes[] = { "", "9 4", "2 3", "12 3 2 3" };
+
+static void svg_stroke(FILE *f, int k, int n)
+{
+	fprintf(f, "stroke=\"%s\" stroke-width=\"%.1f\"", svg_colors[k % 8],
+		1.5 + 1.5 * (n - 1 - k));
+	if (*svg_dashes[k % 4])
+		fprintf(f, " stroke-dasharray=\"%s\"", svg_dashes[k % 4]);
+}
+
+static uint64_t svg_value(const struct replay_point *pt, int huge)
+{
+	return huge ? pt->mem_anon_huge_kb : pt->anon_pages_kb;
+}
+
+/* One panel: the machine's AnonPages (huge 0) or AnonHugePages (huge 1)
+ * of every policy over time, in kB as the tables, with the area between
+ * each policy and the first (never) shaded in the policy's colour. */
+static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax, int x0, int y0,
+		      int w, int h)
+{
+	const char *what = huge ? "AnonHugePages" : "AnonPages";
+	double vmax = 0, vstep, xstep;
 
 	for (int k = 0; k < n; k++)
-		for (int i = 0; i < pol[k].res.overall.n; i++) {
-			const struct replay_point *pt = &pol[k].res.overall.p[i];
+		for (int i = 0; i < pol[k].res.overall.n; i++)
+			if ((double)svg_value(&pol[k].res.overall.p[i], huge) > vmax)
+				vmax = (double)svg_value(&pol[k].res.overall.p[i], huge);
+	if (vmax <= 0)
+		vmax = 1024;
+	vstep = nice_step(vmax, 4);
+	vmax = vstep * (double)(long)(vmax / vstep + 1);
+	xstep = nice_step(tmax, 6);
+#define SX(t) (x0 + w * ((t) / tmax))
+#define SY(v) (y0 + h * (1.0 - (double)(v) / vmax))
+	fprintf(f, "<g class=\"panel\" data-figure=\"%s\">\n", what);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">%s (kB): "
+		   "%s</text>\n", x0, y0 - 8, what,
+		huge ? "anonymous memory in huge pages" : "the program's anonymous memory");
+	for (double v = 0; v <= vmax * 1.0001; v += vstep) {
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			x0, SY(v), x0 + w, SY(v));
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", x0 - 6,
+			SY(v) + 4, v);
+	}
+	for (double t = 0; t <= tmax * 1.0001; t += xstep)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", SX(t),
+			y0 + h + 16, t);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0, y0,
+		x0, y0 + h);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0,
+		y0 + h, x0 + w, y0 + h);
+	/* the differences first, under the lines */
+	for (int k = 1; k < n; k++) {
+		const struct replay_series *s = &pol[k].res.overall, *b = &pol[0].res.overall;
 
-			if ((double)pt->t_ns * 1e-9 > tmax)
-				tmax = (double)pt->t_ns * 1e-9;
-			if ((double)pt->rss_kb / 1024.0 > ymax)
-				ymax = (double)pt->rss_kb / 1024.0;
-		}
+		fprintf(f, "<polygon class=\"diff\" data-policy=\"%s\" fill=\"%s\" "
+			   "fill-opacity=\"0.18\" stroke=\"none\" points=\"", pol[k].name,
+			svg_colors[k % 8]);
+		for (int i = 0; i < s->n; i++)
+			fprintf(f, "%.1f,%.1f ", SX((double)s->p[i].t_ns * 1e-9),
+				SY(svg_value(&s->p[i], huge)));
+		for (int i = b->n; i-- > 0;)
+			fprintf(f, "%.1f,%.1f ", SX((double)b->p[i].t_ns * 1e-9),
+				SY(svg_value(&b->p[i], huge)));
+		fprintf(f, "\"/>\n");
+	}
+	for (int k = 0; k < n; k++) {
+		const struct replay_series *s = &pol[k].res.overall;
+
+		fprintf(f, "<polyline class=\"line\" data-policy=\"%s\" fill=\"none\" ", pol[k].name);
+		svg_stroke(f, k, n);
+		fprintf(f, " stroke-linejoin=\"round\" points=\"");
+		for (int i = 0; i < s->n; i++)
+			fprintf(f, "%.1f,%.1f ", SX((double)s->p[i].t_ns * 1e-9),
+				SY(svg_value(&s->p[i], huge)));
+		fprintf(f, "\"/>\n");
+	}
+	fprintf(f, "</g>\n");
+#undef SX
+#undef SY
+}
+
+static void svg(FILE *f, const char *path, struct policy *pol, int n)
+{
+	const int W = 900, L = 90, R = 230, PH = 210, GAP = 70;
+	char title[1024];
+	double tmax = 0;
+	int lines, top, H, legend_end = 0;
+
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < pol[k].res.overall.n; i++)
+			if ((double)pol[k].res.overall.p[i].t_ns * 1e-9 > tmax)
+				tmax = (double)pol[k].res.overall.p[i].t_ns * 1e-9;
 	if (tmax <= 0)
 		tmax = 1e-3;
-	if (ymax <= 0)
-		ymax = 1;
-	ystep = nice_step(ymax, 5);
-	xstep = nice_step(tmax, 6);
-	ymax = ystep * (double)(long)(ymax / ystep + 1);
-	tmax = xstep * (double)(long)(tmax / xstep + 0.999);
+	tmax = nice_step(tmax, 6) * (double)(long)(tmax / nice_step(tmax, 6) + 0.999);
+	snprintf(title, sizeof(title), "%s%s", pol[0].res.command[0] ? pol[0].res.command : path,
+		 pol[0].res.partial ? " (PARTIAL: the trace stopped early)" : "");
+	/* the title's lines decide where the panels start: measure first */
+	{
+		FILE *null = fopen("/dev/null", "w");
+
+		lines = null ? svg_title(null, 0, 0, title) : 1;
+		if (null)
+			fclose(null);
+	}
+	top = 30 + 18 * lines + 20;
+	H = top + 2 * PH + GAP + 60;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		W, H, W, H);
 	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"15\">Rss over time: ", L);
-	for (const char *c = pol[0].res.command[0] ? pol[0].res.command : path; *c; c++)
-		switch (*c) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		default: fputc(*c, f);
-		}
-	fprintf(f, "</text>\n");
-	/* axes and grid, at round values */
-	for (double v = 0; v <= ymax * 1.0001; v += ystep) {
-		double y = T + (H - T - B) * (1.0 - v / ymax);
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L,
-			y, W - R, y);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6,
-			y + 4, v);
-	}
-	for (double v = 0; v <= tmax * 1.0001; v += xstep)
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
-			L + (W - L - R) * (v / tmax), H - B + 18, v);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, T, L,
-		H - B);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, H - B,
-		W - R, H - B);
+	svg_title(f, 20, 24, title);
+	svg_panel(f, pol, n, 0, tmax, L, top, W - L - R, PH);
+	svg_panel(f, pol, n, 1, tmax, L, top + PH + GAP, W - L - R, PH);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of the recorded run (s)"
-		   "</text>\n", (L + W - R) / 2, H - 18);
-	fprintf(f, "<text x=\"18\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 18 %d)\">"
-		   "Rss, all processes (MiB)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
-	for (int k = 0; k < n; k++) {
-		const struct replay_series *s = &pol[k].res.overall;
-		const char *col = colors[k % 8];
+		   "</text>\n", L + (W - L - R) / 2, H - 16);
+	/* the legend: each line as it is drawn, then the shading */
+	fprintf(f, "<g class=\"legend\">\n");
+	for (int k = 0, y = top + 10; k < n; k++, y += 22) {
+		const char *spec = pol[k].spec;
 
-		/* earlier lines wider, so that lines on top of each other all show */
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
-			   "stroke-linejoin=\"round\" points=\"", col, 2.0 + 2.0 * (n - 1 - k),
-			k % 2 ? " stroke-dasharray=\"8 4\"" : "");
-		for (int i = 0; i < s->n; i++)
-			fprintf(f, "%.1f,%.1f ",
-				L + (W - L - R) * ((double)s->p[i].t_ns * 1e-9 / tmax),
-				T + (H - T - B) * (1.0 - ((double)s->p[i].rss_kb / 1024.0) / ymax));
-		fprintf(f, "\"/>\n");
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-			   "stroke-width=\"3\"/>\n", W - R + 14, T + 10 + 22 * k, W - R + 40,
-			T + 10 + 22 * k, col);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", W - R + 46, T + 14 + 22 * k,
-			pol[k].name);
+		fprintf(f, "<line class=\"key\" data-policy=\"%s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+			   "y2=\"%d\" ", pol[k].name, W - R + 14, y, W - R + 54, y);
+		svg_stroke(f, k, n);
+		fprintf(f, "/>\n<text x=\"%d\" y=\"%d\">", W - R + 60, y + 4);
+		svg_escape(f, pol[k].name, strlen(pol[k].name));
+		fprintf(f, "</text>\n");
+		/* its knobs, one a line */
+		while (*spec) {
+			size_t l = strcspn(spec, ",");
+
+			y += 12;
+			fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">",
+				W - R + 60, y + 4);
+			svg_escape(f, spec, l < 30 ? l : 30);
+			fprintf(f, "</text>\n");
+			spec += l + (spec[l] == ',');
+		}
+		legend_end = y + 22;
 	}
-	fprintf(f, "</svg>\n");
+	if (n > 1) {
+		int y = legend_end;
+
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"40\" height=\"12\" fill=\"#888\" "
+			   "fill-opacity=\"0.3\"/>\n", W - R + 14, y - 6);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">shaded: the difference</text>\n", W - R + 60,
+			y + 4);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">from %s, in each</text>\n", W - R + 60, y + 19,
+			pol[0].name);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">policy's colour</text>\n", W - R + 60, y + 34);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">Lines on top "
+			   "of one another</text>\n", W - R + 14, y + 58);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">have the same "
+			   "values.  meminfo:</text>\n", W - R + 14, y + 71);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">all processes, "
+			   "each page once.</text>\n", W - R + 14, y + 84);
+	}
+	fprintf(f, "</g>\n</svg>\n");
+}
+
+/* The machine-wide figures of one policy (meminfo over the whole run). */
+static uint64_t peak_anon(const struct replay_result *r)
+{
+	return r->peak_anon_pages_kb;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 static void print_text(const char *path, struct policy *pol, int n)
 {
-	uint64_t base = replay_peak_rss(&pol[0].res);
+	uint64_t base = peak_anon(&pol[0].res);
 
 	printf("thpsim compare %s\n  recorded: %s (Linux %s)\n\n", path, pol[0].res.command,
 	       pol[0].res.kernel);
-	printf("%-16s %12s %12s %12s %12s %10s %8s %14s %7s %7s\n", "policy", "peak Rss kB",
-	       "final Rss kB", "AnonHuge kB", "peak AHP kB", "faults", "THPs",
-	       "extra kB", "extra", "huge");
+	if (pol[0].res.partial) {
+		replay_print_partial(stdout, &pol[0].res);
+		printf("\n");
+	}
+	for (int k = 0, any = 0; k < n; k++)
+		if (replay_print_oom(stdout, &pol[k].res, pol[k].name) && !any++)
+			printf("\n");
+	printf("%-16s %14s %14s %14s %14s %10s %8s %12s %7s %7s\n", "policy", "peak Anon kB",
+	       "final Anon kB", "peak AHP kB", "final AHP kB", "faults", "THPs", "extra kB",
+	       "extra", "huge");
 	for (int k = 0; k < n; k++) {
 		const struct replay_result *r = &pol[k].res;
-		uint64_t sums[THPS_NR_PROC_ITEMS], peak = replay_peak_rss(r);
+		uint64_t peak = peak_anon(r);
 		int64_t extra = (int64_t)peak - (int64_t)base;
 
-		replay_final_sums(r, sums);
-		printf("%-16.16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %8" PRIu64 " %14" PRId64 " %6.1f%% %6.1f%%\n",
-		       pol[k].name, peak, sums[THPS_PROC_Rss], sums[THPS_PROC_AnonHugePages],
-		       replay_peak_anon_huge(r), r->vm[THPS_VM_pgfault], r->vm[THPS_VM_thp_fault_alloc],
-		       extra, base ? 100.0 * (double)extra / (double)base : 0.0,
-		       sums[THPS_PROC_Anonymous]
-			       ? 100.0 * (double)sums[THPS_PROC_AnonHugePages] /
-					 (double)sums[THPS_PROC_Anonymous]
-			       : 0.0);
+		printf("%-16.16s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %10" PRIu64
+		       " %8" PRIu64 " %12" PRId64 " %6.1f%% %6.1f%%\n",
+		       pol[k].name, peak, r->final_meminfo[THPS_MEM_AnonPages],
+		       r->peak_meminfo_huge_kb, r->final_meminfo[THPS_MEM_AnonHugePages],
+		       r->vm[THPS_VM_pgfault], r->vm[THPS_VM_thp_fault_alloc], extra,
+		       base ? 100.0 * (double)extra / (double)base : 0.0,
+		       share(r->peak_meminfo_huge_kb, peak));
 	}
 	printf("\npolicies (over the recording machine's settings):\n");
 	for (int k = 0; k < n; k++)
 		printf("  %-16s %s\n", pol[k].name, pol[k].spec);
-	printf("peak Rss: VmHWM, or for several processes the peak of their sum (sampled); final: "
-	       "each process\njust before it exited, summed; faults: pgfault; THPs: "
-	       "thp_fault_alloc; extra: peak Rss against %s;\nhuge: the share of final Anonymous "
-	       "mapped by huge pages (AnonHugePages / Anonymous).\n\n", pol[0].name);
+	printf("Anon: the machine's meminfo AnonPages, the program's anonymous memory with each "
+	       "page counted\nonce however many processes map it (copy-on-write after fork); "
+	       "AHP: meminfo AnonHugePages.\npeak: the highest at any sample or exit; final: "
+	       "when the last process alive ended (or\nat the end of the trace); faults: "
+	       "pgfault; THPs: thp_fault_alloc; extra: peak Anon against\n%s; huge: peak AHP / "
+	       "peak Anon.  Per-process figures: thpsim replay.\n\n", pol[0].name);
 	replay_print_skips(stdout, &pol[0].res);
 }
 
 static void print_json(const char *path, struct policy *pol, int n)
 {
-	uint64_t base = replay_peak_rss(&pol[0].res);
+	uint64_t base = peak_anon(&pol[0].res);
 	struct json j;
 
 	json_init(&j, stdout, 1);
 	json_begin_object(&j, NULL);
 	json_string(&j, "trace", path);
 	json_string(&j, "baseline", pol[0].name);
+	json_bool(&j, "partial", pol[0].res.partial);
 	json_begin_array(&j, "policies");
 	for (int k = 0; k < n; k++) {
 		const struct replay_result *r = &pol[k].res;
-		uint64_t sums[THPS_NR_PROC_ITEMS], peak = replay_peak_rss(r);
+		uint64_t peak = peak_anon(r);
 		int64_t extra = (int64_t)peak - (int64_t)base;
 
-		replay_final_sums(r, sums);
 		json_begin_object(&j, NULL);
 		json_string(&j, "name", pol[k].name);
 		json_string(&j, "policy", pol[k].spec);
-		json_uint(&j, "peak_Rss", peak);
-		json_uint(&j, "final_Rss", sums[THPS_PROC_Rss]);
-		json_uint(&j, "final_Anonymous", sums[THPS_PROC_Anonymous]);
-		json_uint(&j, "final_AnonHugePages", sums[THPS_PROC_AnonHugePages]);
-		json_uint(&j, "peak_AnonHugePages", replay_peak_anon_huge(r));
+		json_begin_object(&j, "peak");
+		json_uint(&j, "AnonPages", peak);
+		json_uint(&j, "AnonHugePages", r->peak_meminfo_huge_kb);
+		json_end_object(&j);
+		json_begin_object(&j, "final");
+		json_uint(&j, "AnonPages", r->final_meminfo[THPS_MEM_AnonPages]);
+		json_uint(&j, "AnonHugePages", r->final_meminfo[THPS_MEM_AnonHugePages]);
+		json_uint(&j, "Pss_sum", r->final_pss_sum_kb);
+		json_end_object(&j);
 		json_uint(&j, "pgfault", r->vm[THPS_VM_pgfault]);
 		json_uint(&j, "thp_fault_alloc", r->vm[THPS_VM_thp_fault_alloc]);
 		json_int(&j, "extra_kB", extra);
 		json_double(&j, "extra_pct", base ? 100.0 * (double)extra / (double)base : 0.0);
-		json_double(&j, "huge_share_pct",
-			    sums[THPS_PROC_Anonymous] ? 100.0 * (double)sums[THPS_PROC_AnonHugePages] /
-							    (double)sums[THPS_PROC_Anonymous]
-						      : 0.0);
+		json_double(&j, "huge_share_pct", share(r->peak_meminfo_huge_kb, peak));
 		json_begin_object(&j, "replay");
 		replay_json_result(&j, r, 1);
 		json_end_object(&j);
@@ -282,7 +490,11 @@ int cmd_compare(int argc, char **argv)
 	struct replay_opts common = { .progress = 1 };
 	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
 	char namebuf[MAX_POLICIES][64];
-	int json = 0, n = 0, failed = 0;
+	int json = 0, n = 0, failed = 0, force = 0;
+	char spool[4096];
+	int spool_fd;
+	struct outfile of = { 0 };
+	char why[8192];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t ram_gib = 0;
 
@@ -307,14 +519,16 @@ int cmd_compare(int argc, char **argv)
 			n++;
 		} else if (!strcmp(argv[i], "--svg") && i + 1 < argc) {
 			svg_path = argv[++i];
+		} else if (!strcmp(argv[i], "--force")) {
+			force = 1;
 		} else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
 			if (cli_parse_format(argv[++i], &json))
 				return 2;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
-		} else if (argv[i][0] == '-') {
-			return cli_usage("compare: unknown option '%s'\n%s", argv[i], usage_text);
+		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
+			return cli_bad_option("compare", argv[i], usage_text);
 		} else if (!path) {
 			path = argv[i];
 		} else {
@@ -334,8 +548,17 @@ int cmd_compare(int argc, char **argv)
 			return 2;
 		pol[k].o.ram_bytes = common.ram_bytes;
 		pol[k].o.progress = common.progress;
-		pol[k].path = path;
+		pol[k].path = path; /* or the copy, once it is made */
 	}
+	/* the chart's file before the work: an existing one is refused now */
+	if (svg_path && outfile_open(&of, svg_path, force, why, sizeof(why)))
+		return cli_error(0, "compare: %s", why), 2;
+	if (spool_stream(path, spool, sizeof(spool), &spool_fd)) {
+		outfile_abort(&of);
+		return 2;
+	}
+	for (int k = 0; k < n; k++)
+		pol[k].path = spool[0] ? spool : path;
 	/* run them, at most one per CPU at a time */
 	if (ncpu < 1)
 		ncpu = 1;
@@ -352,31 +575,56 @@ int cmd_compare(int argc, char **argv)
 				run_policy(&pol[t]);
 		}
 	}
-	for (int k = 0; k < n; k++)
-		if (pol[k].rc) {
-			cli_error(0, "compare: policy %s: %s", pol[k].name, pol[k].err);
-			failed = 1;
+	/* a copied stream: its messages name what the user gave */
+	for (int k = 0; k < n; k++) {
+		char *at = spool[0] && pol[k].rc ? strstr(pol[k].err, spool) : NULL;
+
+		if (at) {
+			char rest[sizeof(pol[k].err)];
+
+			snprintf(rest, sizeof(rest), "%s", at + strlen(spool));
+			snprintf(at, sizeof(pol[k].err) - (size_t)(at - pol[k].err), "%s%s", path,
+				 rest);
 		}
+	}
+	for (int k = 0; k < n; k++) {
+		int said = 0;
+
+		if (!pol[k].rc)
+			continue;
+		failed = 2; /* an input error: no trace there, or a bad knob value */
+		for (int e = 0; e < k; e++)
+			said |= pol[e].rc && !strcmp(pol[e].err, pol[k].err);
+		if (said)
+			continue; /* the same trouble in every policy: said once */
+		for (int e = k + 1; e < n; e++)
+			said |= !pol[e].rc || strcmp(pol[e].err, pol[k].err);
+		if (said)
+			cli_error(0, "compare: policy %s: %s", pol[k].name, pol[k].err);
+		else
+			cli_error(0, "compare: %s", pol[k].err);
+	}
 	if (!failed) {
 		if (json)
 			print_json(path, pol, n);
 		else
 			print_text(path, pol, n);
 		if (svg_path) {
-			FILE *f = fopen(svg_path, "w");
-
-			if (!f) {
-				cli_error(-errno, "compare: cannot write %s", svg_path);
+			svg(of.f, path, pol, n);
+			if (outfile_commit(&of, why, sizeof(why))) {
+				cli_error(0, "compare: %s", why);
 				failed = 1;
-			} else {
-				svg(f, path, pol, n);
-				if (fclose(f)) {
-					cli_error(-errno, "compare: writing %s", svg_path);
-					failed = 1;
-				}
 			}
 		}
 	}
+	outfile_abort(&of); /* nothing when committed */
+	if (spool_fd >= 0)
+		close(spool_fd);
+	if (!failed && pol[0].res.partial)
+		failed = 1; /* partial figures are a finding */
+	for (int k = 0; k < n && !failed; k++)
+		if (pol[k].res.skips[REPLAY_SKIP_fault_oom])
+			failed = 1; /* so are figures too low for want of memory */
 	for (int k = 0; k < n; k++)
 		replay_result_free(&pol[k].res);
 	return failed;

@@ -200,10 +200,18 @@ int cmd_demo(int argc, char **argv)
 			if (cli_add_set(&sets, argv[++i]))
 				return 2;
 		} else {
-			return cli_usage("demo: unknown argument '%s'\nusage: thpsim demo [--size MiB] "
-					 "[--set KNOB=VALUE]... [--format text|json]", argv[i]);
+			return cli_bad_option("demo", argv[i], "usage: thpsim demo [--size MiB] "
+					      "[--set KNOB=VALUE]... [--format text|json]");
 		}
 	}
+	/* each run sets these itself: a --set of them would change nothing */
+	for (int k = 0; k < sets.n; k++)
+		if (!strcmp(sets.name[k], "transparent_hugepage/enabled") ||
+		    !strcmp(sets.name[k], "transparent_hugepage/use_zero_page"))
+			return cli_usage("demo: --set %s: the demo's three runs set it themselves "
+					 "(never, always with and without the huge zero page); to "
+					 "choose it, use 'thpsim run' or 'thpsim compare'",
+					 sets.name[k]);
 	for (int r = 0; r < NR_RUNS; r++)
 		if (run_one(&demo_runs[r], size_mib << 20, &sets, &res[r]))
 			return 1;

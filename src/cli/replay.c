@@ -91,6 +91,30 @@ uint64_t replay_peak_anon_huge(const struct replay_result *res)
 	return peak;
 }
 
+int replay_print_oom(FILE *f, const struct replay_result *res, const char *label)
+{
+	if (!res->skips[REPLAY_SKIP_fault_oom])
+		return 0;
+	fprintf(f, "WARNING%s%s: %" PRIu64 " faults found no memory in the simulated machine: "
+		   "these figures are too low; give it more with --ram GiB\n",
+		label ? " " : "", label ? label : "", res->skips[REPLAY_SKIP_fault_oom]);
+	return 1;
+}
+
+void replay_print_partial(FILE *f, const struct replay_result *res)
+{
+	if (!res->partial)
+		return;
+	fprintf(f, "PARTIAL: the trace stopped early: %s.\n  These figures cover its first %" PRIu64
+		   " records (%.3f s of the recording), up to offset %" PRIu64 "; missing: ",
+		res->partial_why, res->records, (double)res->duration_ns * 1e-9,
+		res->partial_offset);
+	if (res->partial_missing_bytes)
+		fprintf(f, "the %" PRIu64 " bytes after it, ", res->partial_missing_bytes);
+	fprintf(f, "whatever was not written, and the END record.\n  Processes alive at that "
+		   "point end as \"trace cut\".\n");
+}
+
 void replay_print_skips(FILE *f, const struct replay_result *res)
 {
 	int any = 0;
@@ -114,7 +138,6 @@ static double pct(int64_t d, uint64_t base)
 
 static void print_text(const char *path, const struct replay_result *res, int quiet)
 {
-	uint64_t sums[THPS_NR_PROC_ITEMS];
 	int never = !strcmp(replay_knob(res, "transparent_hugepage/enabled"), "never");
 
 	printf("thpsim replay %s\n", path);
@@ -132,8 +155,16 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	if (res->unmodelled_knobs[0])
 		printf("  settings of the recording machine the model does not have: %s\n",
 		       res->unmodelled_knobs);
+	if (res->partial) {
+		printf("\n");
+		replay_print_partial(stdout, res);
+	}
+	if (res->skips[REPLAY_SKIP_fault_oom]) {
+		printf("\n");
+		replay_print_oom(stdout, res, NULL);
+	}
 	printf("\n%-20s %7s %-12s %10s %12s %12s %10s %12s %8s %9s %9s\n", "process", "pid",
-	       "ended by", "Rss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
+	       "ended by", "anonRss kB", "Anonymous kB", "AnonHuge kB", "VmHWM kB", "peak AHP kB",
 	       "VmPTE kB", "+file kB", "faults");
 	for (int i = 0; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
@@ -145,18 +176,22 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 		       mm->final[THPS_PROC_VmHWM], mm->peak_anon_huge_kb, mm->final[THPS_PROC_VmPTE],
 		       mm->final_file_cow_kb, mm->faults);
 	}
-	replay_final_sums(res, sums);
-	if (res->nmms > 1)
-		printf("%-20s %7s %-12s %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %12" PRIu64 "\n",
-		       "all (sums)", "", "", sums[THPS_PROC_Rss], sums[THPS_PROC_Anonymous],
-		       sums[THPS_PROC_AnonHugePages], replay_peak_rss(res),
-		       replay_peak_anon_huge(res));
-	printf("\nfinal: each process just before it exited; VmHWM: its peak Rss; peak AHP: its "
-	       "peak AnonHugePages\n(sampled);%s +file: pages the program wrote in private file "
-	       "mappings, which the\nkernel copies into anonymous pages (in its Anonymous; not in "
-	       "the model's).  vmstat over the whole run:\n",
-	       res->nmms > 1 ? " the sums' VmHWM and peak are of the sum over live processes;" : "");
+	printf("\nper process, final: just before it exited; VmHWM: its peak; peak AHP: its peak "
+	       "AnonHugePages\n(sampled); anonRss: smaps_rollup Rss of its anonymous memory, the "
+	       "only memory the model\nholds (the kernel's Rss adds file pages); +file: pages "
+	       "the program wrote in private file\nmappings, which the kernel copies into "
+	       "anonymous pages (in its Anonymous; not in the model's).\n");
+	printf("\nthe machine (meminfo: each page once, however many processes map it):\n"
+	       "  AnonPages      peak %10" PRIu64 " kB   final %10" PRIu64 " kB\n"
+	       "  AnonHugePages  peak %10" PRIu64 " kB   final %10" PRIu64 " kB\n"
+	       "  Pss, summed over the processes alive at the end: %" PRIu64 " kB\n"
+	       "final: %s; peaks: at every sample and every exit.\n",
+	       res->peak_anon_pages_kb, res->final_meminfo[THPS_MEM_AnonPages],
+	       res->peak_meminfo_huge_kb, res->final_meminfo[THPS_MEM_AnonHugePages],
+	       res->final_pss_sum_kb,
+	       res->partial ? "where the readable trace ends"
+			    : "when the last process alive ended (or at the end of the trace)");
+	printf("\nvmstat over the whole run:\n");
 	printf("  pgfault %" PRIu64 ", thp_fault_alloc %" PRIu64 ", thp_fault_fallback %" PRIu64
 	       ", thp_zero_page_alloc %" PRIu64 ", thp_split_pmd %" PRIu64
 	       ", thp_deferred_split_page %" PRIu64 ", thp_split_page %" PRIu64 "\n",
@@ -198,7 +233,8 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 			res->seconds > 0 ? (double)res->records / res->seconds * 1e-6 : 0.0);
 }
 
-static void json_series(struct json *j, const char *key, const struct replay_series *s)
+static void json_series(struct json *j, const char *key, const struct replay_series *s,
+			const struct replay_series *machine)
 {
 	json_begin_array(j, key);
 	for (int i = 0; i < s->n; i++) {
@@ -206,6 +242,10 @@ static void json_series(struct json *j, const char *key, const struct replay_ser
 		json_double(j, "t_s", (double)s->p[i].t_ns * 1e-9);
 		json_uint(j, "Rss", s->p[i].rss_kb);
 		json_uint(j, "AnonHugePages", s->p[i].anon_huge_kb);
+		if (s == machine) {
+			json_uint(j, "meminfo_AnonPages", s->p[i].anon_pages_kb);
+			json_uint(j, "meminfo_AnonHugePages", s->p[i].mem_anon_huge_kb);
+		}
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -227,6 +267,12 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	json_uint(j, "lost_events", res->lost_events);
 	json_double(j, "duration_s", (double)res->duration_ns * 1e-9);
 	json_double(j, "replay_s", res->seconds);
+	json_bool(j, "partial", res->partial);
+	if (res->partial) {
+		json_string(j, "partial_reason", res->partial_why);
+		json_uint(j, "partial_offset", res->partial_offset);
+		json_uint(j, "partial_missing_bytes", res->partial_missing_bytes);
+	}
 	replay_final_sums(res, sums);
 	/* the REPORT object of demo and run: vmstat, processes, meminfo */
 	json_begin_object(j, "final");
@@ -247,15 +293,26 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_end_object(j);
 	}
 	json_end_array(j);
-	json_begin_object(j, "all");
+	/* the processes' finals, each taken at its own exit, summed: kept
+	 * for scripts, named for what it is */
+	json_begin_object(j, "sum_of_process_finals");
 	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 		json_uint(j, thps_proc_item_name(i), sums[i]);
 	json_end_object(j);
+	json_begin_object(j, "meminfo");
+	for (int i = 0; i < THPS_NR_MEMINFO_ITEMS; i++)
+		json_uint(j, thps_meminfo_item_name(i), res->final_meminfo[i]);
+	json_end_object(j);
+	json_uint(j, "Pss_sum", res->final_pss_sum_kb);
 	json_end_object(j);
 	json_begin_object(j, "peak");
-	json_uint(j, "Rss", replay_peak_rss(res));
-	json_uint(j, "AnonHugePages", replay_peak_anon_huge(res));
+	json_uint(j, "AnonPages", res->peak_anon_pages_kb);
+	json_uint(j, "AnonHugePages", res->peak_meminfo_huge_kb);
+	json_uint(j, "sum_of_process_Rss", replay_peak_rss(res));
 	json_end_object(j);
+	json_string(j, "Rss_scope", "per process: the model's smaps_rollup Rss, anonymous memory "
+				    "only (the kernel's adds file pages; file_copies_kB are private "
+				    "file pages written)");
 	json_begin_array(j, "processes");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];
@@ -289,12 +346,12 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 			json_end_object(j);
 		}
 		if (with_series)
-			json_series(j, "series", &mm->series);
+			json_series(j, "series", &mm->series, NULL);
 		json_end_object(j);
 	}
 	json_end_array(j);
 	if (with_series)
-		json_series(j, "series_all", &res->overall);
+		json_series(j, "series_all", &res->overall, &res->overall);
 	json_begin_object(j, "skipped");
 	for (int i = 0; i < REPLAY_NR_SKIPS; i++)
 		json_uint(j, replay_skip_name(i), res->skips[i]);
@@ -305,20 +362,44 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	json_end_array(j);
 }
 
+/* A CSV field as RFC 4180 has it: in double quotes, quotes doubled, when
+ * it holds a comma, a quote or a line break. */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* RFC 4180: CRLF ends every record, the header names the columns.  The
+ * rows of "all" add the machine's meminfo figures (empty for a process). */
 static void print_csv(const struct replay_result *res)
 {
-	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB\n");
+	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB,meminfo_AnonPages_kB,"
+	       "meminfo_AnonHugePages_kB\r\n");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];
 
-		for (int i = 0; i < mm->series.n; i++)
-			printf("%.6f,%d,%s,%" PRIu64 ",%" PRIu64 "\n",
-			       (double)mm->series.p[i].t_ns * 1e-9, mm->pid, mm->name,
-			       mm->series.p[i].rss_kb, mm->series.p[i].anon_huge_kb);
+		for (int i = 0; i < mm->series.n; i++) {
+			printf("%.6f,%d,", (double)mm->series.p[i].t_ns * 1e-9, mm->pid);
+			csv_field(stdout, mm->name);
+			printf(",%" PRIu64 ",%" PRIu64 ",,\r\n", mm->series.p[i].rss_kb,
+			       mm->series.p[i].anon_huge_kb);
+		}
 	}
 	for (int i = 0; i < res->overall.n; i++)
-		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 "\n", (double)res->overall.p[i].t_ns * 1e-9,
-		       res->overall.p[i].rss_kb, res->overall.p[i].anon_huge_kb);
+		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n",
+		       (double)res->overall.p[i].t_ns * 1e-9, res->overall.p[i].rss_kb,
+		       res->overall.p[i].anon_huge_kb, res->overall.p[i].anon_pages_kb,
+		       res->overall.p[i].mem_anon_huge_kb);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -346,8 +427,8 @@ int cmd_replay(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
-		} else if (argv[i][0] == '-') {
-			return cli_usage("replay: unknown option '%s'\n%s", argv[i], usage_text);
+		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
+			return cli_bad_option("replay", argv[i], usage_text);
 		} else if (!path) {
 			path = argv[i];
 		} else {
@@ -361,7 +442,7 @@ int cmd_replay(int argc, char **argv)
 	if (e) {
 		cli_error(0, "replay: %s", err);
 		replay_result_free(&res);
-		return 1;
+		return 2; /* an input error: no trace there, or a bad knob value */
 	}
 	if (!strcmp(format, "json")) {
 		struct json j;
@@ -374,9 +455,12 @@ int cmd_replay(int argc, char **argv)
 		json_finish(&j);
 	} else if (!strcmp(format, "csv")) {
 		print_csv(&res);
+		replay_print_partial(stderr, &res);
+		replay_print_oom(stderr, &res, NULL);
 	} else {
 		print_text(path, &res, !o.progress);
 	}
+	e = res.partial || res.skips[REPLAY_SKIP_fault_oom];
 	replay_result_free(&res);
-	return 0;
+	return e ? 1 : 0; /* partial or too low figures are a finding */
 }

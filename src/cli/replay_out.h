@@ -24,6 +24,12 @@ void replay_final_sums(const struct replay_result *res, uint64_t out[THPS_NR_PRO
 uint64_t replay_peak_rss(const struct replay_result *res);
 uint64_t replay_peak_anon_huge(const struct replay_result *res);
 void replay_print_skips(FILE *f, const struct replay_result *res);
+/* When the trace stopped early: where, what is missing, that the figures
+ * are partial (nothing otherwise). */
+void replay_print_partial(FILE *f, const struct replay_result *res);
+/* When faults found no simulated memory, a warning (label: the policy);
+ * returns 1 then. */
+int replay_print_oom(FILE *f, const struct replay_result *res, const char *label);
 /* The result's members (the caller has opened the object). */
 void replay_json_result(struct json *j, const struct replay_result *res, int with_series);
 

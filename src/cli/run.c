@@ -87,7 +87,10 @@ void scn_result_json(struct json *j, const struct scenario *s, const struct scn_
 			json_int(j, "value", r->expects[i].got);
 		else
 			json_null(j, "value");
-		json_bool(j, "ok", r->expects[i].ok);
+		if (r->expects[i].valid)
+			json_bool(j, "ok", r->expects[i].ok);
+		else
+			json_null(j, "ok"); /* not measured here: neither passed nor failed */
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -122,16 +125,18 @@ static int run_cmd(int argc, char **argv, int kernel)
 			if (cli_add_set(&sets, argv[++i]))
 				return 2;
 		} else if (argv[i][0] == '-' || path) {
-			return cli_usage("%s: unexpected argument '%s'\nusage: thpsim %s SCENARIO%s "
-					 "[--format text|json]", cmd, argv[i], cmd,
-					 kernel ? "" : " [--kernel X.Y[,KNOB=VALUE]...|auto] [--set KNOB=VALUE]...");
+			return cli_bad_option(cmd, argv[i], kernel ? "usage: thpsim kernel SCENARIO "
+									   "[--format text|json]"
+								 : "usage: thpsim run SCENARIO [--kernel "
+								   "X.Y[,KNOB=VALUE]...|auto] [--set "
+								   "KNOB=VALUE]... [--format text|json]");
 		} else {
 			path = argv[i];
 		}
 	}
 	if (!path)
 		return cli_usage("usage: thpsim %s SCENARIO%s [--format text|json]", cmd,
-				 kernel ? "" : " [--set KNOB=VALUE]...");
+				 kernel ? "" : " [--kernel X.Y[,KNOB=VALUE]...|auto] [--set KNOB=VALUE]...");
 	if (kernel_version && strcmp(kernel_version, "auto") &&
 	    kprofile_from_spec(&base, kernel_version))
 		return cli_usage("run: --kernel takes X.Y[,KNOB=VALUE]... (3.8 or later: the "

@@ -99,7 +99,7 @@ static int dump(const char *path, uint64_t limit, int header_only)
 	err = trace_reader_open(&r, path);
 	if (err) {
 		fprintf(stderr, "thpsim: trace dump: %s\n", r.err);
-		return 1;
+		return 2; /* an input error */
 	}
 	for (int i = 0; i < r.header.n; i++)
 		printf("%s=%s\n", r.header.key[i], r.header.value[i]);
@@ -123,7 +123,7 @@ static int dump(const char *path, uint64_t limit, int header_only)
 	if (err < 0) {
 		fflush(stdout);
 		fprintf(stderr, "thpsim: trace dump: %s\n", r.err);
-		return 1;
+		return 2; /* an input error */
 	}
 	return 0;
 }
@@ -143,7 +143,8 @@ int cmd_trace(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--header")) {
 			header_only = 1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_usage("trace dump: unknown option '%s'", argv[i]);
+			return cli_bad_option("trace dump", argv[i], "usage: thpsim trace dump TRACE "
+					      "[--limit N] [--header]");
 		} else if (!path) {
 			path = argv[i];
 		} else {

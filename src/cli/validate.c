@@ -178,11 +178,16 @@ int cmd_validate(int argc, char **argv)
 			if (cli_parse_format(argv[++i], &json))
 				return 2;
 		} else if (argv[i][0] == '-') {
-			return cli_usage("validate: unknown option '%s'\nusage: thpsim validate "
-					 "SCENARIO|DIR... [--format text|json]", argv[i]);
-		} else if (collect(argv[i], &files, &n, &cap)) {
-			return 2;
+			return cli_bad_option("validate", argv[i], "usage: thpsim validate "
+					      "SCENARIO|DIR... [--format text|json]");
 		}
+	}
+	/* the files once the options are known good */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format"))
+			i++;
+		else if (collect(argv[i], &files, &n, &cap))
+			return 2;
 	}
 	if (!n)
 		return cli_usage("usage: thpsim validate SCENARIO|DIR... [--format text|json]");
@@ -208,7 +213,20 @@ int cmd_validate(int argc, char **argv)
 		struct outcome *o = calloc(1, sizeof(*o));
 
 		if (!o || scenario_parse_file(files[f], &s, stderr)) {
+			/* counted, so that the summary never says "0 error" of it */
 			bad = 2;
+			counts[3]++;
+			if (json) {
+				json_begin_object(&j, NULL);
+				json_string(&j, "file", files[f]);
+				json_string(&j, "result", "error");
+				json_string(&j, "reason", o ? "does not parse (the message is on "
+							      "standard error)" : "out of memory");
+				json_end_object(&j);
+			} else {
+				printf("%-8s %-40s does not parse (the message is above)\n", "error",
+				       files[f]);
+			}
 			free(o);
 			continue;
 		}

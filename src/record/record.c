@@ -45,6 +45,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,6 +55,7 @@
 #include "record.h"
 #include "util/json.h"
 #include "util/kprofile.h"
+#include "util/outfile.h"
 
 #define TASK_SIZE_X86_64 0x7ffffffff000ULL
 #define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
@@ -785,15 +787,16 @@ static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
 	rec_read_thp_settings(h);
 }
 
-static void print_measured(struct run *run, const char *out)
+/* The recorder itself failed (it could not trace, or could not write the
+ * trace): as env(1) and timeout(1), 125, which a program rarely returns. */
+#define RECORD_FAILED 125
+
+static int print_measured(struct run *run, struct outfile *of)
 {
-	FILE *f = out ? fopen(out, "w") : stderr;
+	FILE *f = of->f ? of->f : stderr;
+	char why[8192];
 	struct json j;
 
-	if (!f) {
-		cli_error(-errno, "record: cannot write %s", out);
-		return;
-	}
 	json_init(&j, f, 1);
 	json_begin_object(&j, NULL);
 	json_begin_array(&j, "processes");
@@ -808,8 +811,9 @@ static void print_measured(struct run *run, const char *out)
 	json_end_array(&j);
 	json_end_object(&j);
 	fputc('\n', f);
-	if (out)
-		fclose(f);
+	if (of->f && outfile_commit(of, why, sizeof(why)))
+		return cli_error(0, "record: %s", why), RECORD_FAILED;
+	return 0;
 }
 
 /* The program's exit code; killed by a signal, 128 + the signal, and main()
@@ -826,18 +830,64 @@ static int exit_like(int st)
 }
 
 static const char usage_text[] =
-	"usage: thpsim record -o TRACE [--buffer MiB] -- COMMAND [ARG]...\n"
-	"       thpsim record --measure [-o FILE.json] -- COMMAND [ARG]...\n"
+	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [-q] -- COMMAND [ARG]...\n"
+	"       thpsim record --measure [-o FILE.json] [--force] -- COMMAND [ARG]...\n"
 	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
 	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
-	"  --measure runs COMMAND with the machine's THP settings, without tracing, and\n"
-	"  writes what the kernel reported for each process when it exited (smaps_rollup).";
+	"  -o TRACE     the trace; an existing file is replaced only with --force, a\n"
+	"               symbolic link never; written beside it as .TRACE.XXXXXX and\n"
+	"               renamed when complete\n"
+	"  --buffer MiB the kernel's ring buffer per CPU (default 64)\n"
+	"  -q, --quiet  no summary line\n"
+	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
+	"               write what the kernel reported for each process when it exited\n"
+	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
+	"  Exit status: COMMAND's (128 + N when killed by signal N), 126 or 127 when it\n"
+	"  cannot be run, 125 when the recorder failed (no tracing, the trace could not\n"
+	"  be written), 2 for bad arguments or an existing -o file without --force.";
+
+/* Close the trace and put it in place.  A trace whose writing failed is
+ * kept only where no file stood before (its complete blocks are readable,
+ * and replay marks its figures partial); an existing file stays as it was.
+ * 0, or RECORD_FAILED after one line saying what happened. */
+static int finish_trace(struct recorder *rc, struct outfile *of)
+{
+	char why[8192];
+	int err = trace_writer_close(&rc->w), e2;
+	struct stat st;
+
+	if (!err)
+		err = outfile_commit(of, why, sizeof(why));
+	else if (!of->tmp[0] || of->existed) {
+		snprintf(why, sizeof(why), "writing %s failed: %s (%s)", of->target, strerror(-err),
+			 of->tmp[0] ? "the existing file is untouched" : "the trace is incomplete");
+		outfile_abort(of);
+	} else {
+		uint64_t size = stat(of->tmp, &st) == 0 ? (uint64_t)st.st_size : 0;
+
+		e2 = outfile_keep(of, why, sizeof(why));
+		size = stat(of->target, &st) == 0 ? (uint64_t)st.st_size : size;
+		if (e2)
+			snprintf(why, sizeof(why), "writing %s failed: %s; nothing was kept",
+				 of->target, strerror(-err));
+		else
+			snprintf(why, sizeof(why), "writing %s failed: %s; kept the first %llu "
+						   "bytes: replay reads their complete blocks and "
+						   "marks its figures partial", of->target,
+				 strerror(-err), (unsigned long long)size);
+	}
+	if (!err)
+		return 0;
+	cli_error(0, "record: %s", why);
+	return RECORD_FAILED;
+}
 
 int cmd_record(int argc, char **argv)
 {
 	const char *out = NULL;
 	uint64_t ring_mib = 64;
-	int measure = 0, i, go[2], errp[2], sfd, err, quiet = 0;
+	int measure = 0, i, go[2], errp[2], sfd, err, quiet = 0, force = 0, failed = 0;
+	struct outfile of = { 0 };
 	struct recorder *rc = NULL;
 	struct run run = { 0 };
 	sigset_t mask, old;
@@ -848,8 +898,13 @@ int cmd_record(int argc, char **argv)
 		if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))
+				return cli_usage("record: %s needs a value (a file name)\n%s", argv[i],
+						 usage_text);
 			out = argv[++i];
+		} else if (!strcmp(argv[i], "--force")) {
+			force = 1;
 		} else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
 			if (cli_parse_u64(argv[++i], &ring_mib) || !ring_mib || ring_mib > 4096)
 				return cli_usage("record: --buffer takes MiB, 1 to 4096");
@@ -861,7 +916,7 @@ int cmd_record(int argc, char **argv)
 			puts(usage_text);
 			return 0;
 		} else if (argv[i][0] == '-') {
-			return cli_usage("record: unknown option '%s'\n%s", argv[i], usage_text);
+			return cli_bad_option("record", argv[i], usage_text);
 		} else {
 			break;
 		}
@@ -884,7 +939,7 @@ int cmd_record(int argc, char **argv)
 			cli_error(0, "record: cannot record: %s", why);
 			free(h);
 			free(rc);
-			return 1;
+			return RECORD_FAILED;
 		}
 		if (rc->pp.mounted && !quiet)
 			fprintf(stderr, "thpsim record: tracefs was not mounted; mounted it on "
@@ -892,20 +947,31 @@ int cmd_record(int argc, char **argv)
 		for (int k = 0; k < NR_TRACED; k++)
 			rc->nargs[traced_syscalls[k].nr] = traced_syscalls[k].nargs + 1;
 		build_header(h, argv + i, (size_t)ring_mib);
-		err = trace_writer_open(&rc->w, out, h);
+		err = outfile_open(&of, out, force, why, sizeof(why));
+		if (!err) {
+			err = trace_writer_open_stream(&rc->w, of.f, out, h);
+			if (err) {
+				outfile_abort(&of);
+				snprintf(why, sizeof(why), "cannot write %s: %s", out,
+					 strerror(-err));
+			}
+		}
 		free(h);
 		if (err) {
-			cli_error(err, "record: cannot write %s", out);
+			cli_error(0, "record: %s", why);
 			free(rc);
-			return 1;
+			return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 		}
 	} else if (geteuid() != 0) {
 		return cli_error(0, "record: --measure needs root (it follows the program with "
-				    "ptrace and reads its /proc files)"), 1;
+				    "ptrace and reads its /proc files)"), RECORD_FAILED;
+	} else if (out && (err = outfile_open(&of, out, force, why, sizeof(why)))) {
+		cli_error(0, "record: %s", why);
+		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 	}
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return cli_error(-errno, "record: pipe"), 1;
+		return outfile_abort(&of), cli_error(-errno, "record: pipe"), RECORD_FAILED;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
@@ -916,7 +982,7 @@ int cmd_record(int argc, char **argv)
 	fflush(NULL);
 	child = fork();
 	if (child < 0)
-		return cli_error(-errno, "record: fork"), 1;
+		return outfile_abort(&of), cli_error(-errno, "record: fork"), RECORD_FAILED;
 	if (child == 0) {
 		char c;
 
@@ -946,8 +1012,9 @@ int cmd_record(int argc, char **argv)
 			cli_error(0, "record: cannot record: %s", why);
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
-			unlink(out);
-			return 1;
+			trace_writer_close(&rc->w);
+			outfile_abort(&of);
+			return RECORD_FAILED;
 		}
 	}
 	if (ptrace(PTRACE_SEIZE, child, 0,
@@ -957,7 +1024,10 @@ int cmd_record(int argc, char **argv)
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		return 1;
+		if (rc)
+			trace_writer_close(&rc->w);
+		outfile_abort(&of);
+		return RECORD_FAILED;
 	}
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (rc) {
@@ -968,15 +1038,16 @@ int cmd_record(int argc, char **argv)
 		rc->t0_ns = now_ns();
 	}
 	if (write(go[1], "g", 1) != 1)
-		return cli_error(-errno, "record: starting the program"), 1;
+		return outfile_abort(&of), cli_error(-errno, "record: starting the program"),
+		       RECORD_FAILED;
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
 		waitpid(child, NULL, __WALL);
-		if (rc) {
+		if (rc)
 			trace_writer_close(&rc->w);
-			unlink(out);
-		}
-		return cli_error(-err, "record: cannot run %s", argv[i]), 127;
+		outfile_abort(&of); /* an existing file stays as it was */
+		return cli_error(-err, "record: cannot run %s", argv[i]),
+		       err == ENOENT ? 127 : 126;
 	}
 	close(errp[0]);
 
@@ -993,10 +1064,8 @@ int cmd_record(int argc, char **argv)
 		rec_perf_close(&rc->pp);
 		if (rc->lost)
 			trace_write_note(&rc->w, "events were lost: the trace is incomplete");
-		err = trace_writer_close(&rc->w);
-		if (err)
-			cli_error(err, "record: writing %s failed", out);
-		if (!quiet)
+		failed = finish_trace(rc, &of);
+		if (!quiet && !failed)
 			fprintf(stderr,
 				"thpsim record: %s: %llu events in %.2f s: %llu faults (%llu in the "
 				"kernel), %llu system calls, %llu forks, %llu execs, %llu exits\n",
@@ -1023,9 +1092,12 @@ int cmd_record(int argc, char **argv)
 		free(rc->ended.s);
 		free(rc);
 	} else {
-		print_measured(&run, out);
+		failed = print_measured(&run, &of);
 		free(run.m);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return exit_like(run.status);
+	err = exit_like(run.status);
+	if (failed)
+		cli_exit_signal = 0; /* the exit status says the recorder failed */
+	return failed ? failed : err;
 }

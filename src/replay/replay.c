@@ -84,6 +84,7 @@ struct replay {
 	uint64_t now_ns;
 	uint64_t stride, next_sample, sample_idx, keep_every;
 	uint64_t file_size;
+	int final_taken;         /* the end of the trace fixed the final figures */
 	double t_start, t_progress;
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
@@ -160,8 +161,17 @@ static struct task *task_find(struct replay *r, int32_t pid, int create)
 }
 
 /* ---- series ---- */
+static void series_add_machine(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
+			       uint64_t huge, uint64_t anon_pages, uint64_t mem_huge);
+
 static void series_add(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
 		       uint64_t huge)
+{
+	series_add_machine(s, t, idx, rss, huge, 0, 0);
+}
+
+static void series_add_machine(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss,
+			       uint64_t huge, uint64_t anon_pages, uint64_t mem_huge)
 {
 	if (s->n == s->cap) {
 		int cap = s->cap ? s->cap * 2 : 16;
@@ -172,7 +182,40 @@ static void series_add(struct replay_series *s, uint64_t t, uint64_t idx, uint64
 		s->p = p;
 		s->cap = cap;
 	}
-	s->p[s->n++] = (struct replay_point){ t, idx, rss, huge };
+	s->p[s->n++] = (struct replay_point){ t, idx, rss, huge, anon_pages, mem_huge };
+}
+
+/* The machine's anonymous memory now (meminfo), its peaks updated: what
+ * the program holds, each page once however many processes map it. */
+static void machine_now(struct replay *r, uint64_t *anon_pages, uint64_t *mem_huge)
+{
+	uint64_t mi[THPS_NR_MEMINFO_ITEMS];
+
+	thps_meminfo(r->m, mi);
+	*anon_pages = mi[THPS_MEM_AnonPages];
+	*mem_huge = mi[THPS_MEM_AnonHugePages];
+	if (*anon_pages > r->res->peak_anon_pages_kb)
+		r->res->peak_anon_pages_kb = *anon_pages;
+	if (*mem_huge > r->res->peak_meminfo_huge_kb)
+		r->res->peak_meminfo_huge_kb = *mem_huge;
+}
+
+/* The machine's figures at the end of the program: meminfo and the sum
+ * of the live processes' Pss (each shared page divided among its
+ * mappers, so the sum counts it once). */
+static void machine_final(struct replay *r)
+{
+	struct replay_result *res = r->res;
+	uint64_t fig[THPS_NR_PROC_ITEMS], a, h;
+
+	machine_now(r, &a, &h);
+	thps_meminfo(r->m, res->final_meminfo);
+	res->final_pss_sum_kb = 0;
+	for (int i = 0; i < res->nmms; i++)
+		if (!res->mms[i]->ended && res->mms[i]->proc) {
+			thps_proc_figures(res->mms[i]->proc, fig);
+			res->final_pss_sum_kb += fig[THPS_PROC_Pss];
+		}
 }
 
 /* Keep the points whose sample number is a multiple of every (and the
@@ -190,8 +233,9 @@ static void series_thin(struct replay_series *s, uint64_t every)
 static void take_sample(struct replay *r)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++;
+	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++, anon, mhuge;
 
+	machine_now(r, &anon, &mhuge);
 	for (int i = 0; i < res->nmms; i++) {
 		struct replay_mm *mm = res->mms[i];
 		uint64_t rss, huge;
@@ -205,7 +249,7 @@ static void take_sample(struct replay *r)
 		sum_rss += rss;
 		sum_huge += huge;
 	}
-	series_add(&res->overall, r->now_ns, idx, sum_rss, sum_huge);
+	series_add_machine(&res->overall, r->now_ns, idx, sum_rss, sum_huge, anon, mhuge);
 	if (sum_rss > res->overall_peak_rss_kb)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
@@ -267,11 +311,14 @@ static struct replay_mm *mm_new(struct replay *r, int pid, const char *name, thp
 static void overall_point(struct replay *r)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0;
+	uint64_t sum_rss = 0, sum_huge = 0, anon, mhuge;
 	int live = 0;
 
+	machine_now(r, &anon, &mhuge); /* cheap: the peaks are exact */
 	for (int i = 0; i < res->nmms; i++)
 		live += !res->mms[i]->ended;
+	if (live == 1 && !r->final_taken)
+		machine_final(r); /* the last one alive, so far: the end */
 	if (live > 256)
 		return; /* too costly at every exit; the schedule still samples */
 	for (int i = 0; i < res->nmms; i++) {
@@ -283,7 +330,7 @@ static void overall_point(struct replay *r)
 		sum_rss += rss;
 		sum_huge += huge;
 	}
-	series_add(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge);
+	series_add_machine(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge, anon, mhuge);
 	if (sum_rss > res->overall_peak_rss_kb)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
@@ -590,9 +637,11 @@ static void count_skip(struct replay *r, int why)
 
 static void model_failed(struct replay *r, const char *call, int err)
 {
+	const char *why = thps_last_error(r->m);
+
 	count_skip(r, REPLAY_SKIP_call_failed);
-	note(r, "%s: the kernel did it, the model refused it: %s (%s)", call,
-	     thps_last_error(r->m), strerror(-err));
+	note(r, "%s: the kernel did it, the model refused it: %s%s%s%s", call, strerror(-err),
+	     *why ? " (" : "", why, *why ? ")" : ""); /* no empty "()" */
 }
 
 /* A fault the model could not take: why. */
@@ -790,9 +839,19 @@ static void do_exit(struct replay *r, const struct trace_event *ev)
 {
 	struct task *t = task_find(r, ev->pid, 0);
 
+	/* the status as wait(2) has it: a signal's number in the low bits */
+	static const char *const by_signal[] = {
+		"exit", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+		"SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+		"SIGTERM",
+	};
+	int sig = (int)(ev->status & 0x7f);
+
 	if (!t)
 		return;
-	mm_put(r, t->mm, "exit");
+	mm_put(r, t->mm, sig == 0 || sig == 0x7f ? "exit"
+			 : sig < (int)(sizeof(by_signal) / sizeof(by_signal[0])) ? by_signal[sig]
+										: "a signal");
 	t->mm = NULL;
 	t->pid = -1;
 	r->cur = NULL;
@@ -1177,8 +1236,15 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	}
 	run_flush(&r);
 	if (e < 0) {
-		snprintf(err, errlen, "%s", tr->err);
-		ret = e;
+		/* cut short (disk full, recorder killed) or damaged: every
+		 * complete block before the damage was replayed; the figures
+		 * are those of the part read, and say so */
+		uint64_t at = trace_reader_offset(tr);
+
+		res->partial = 1;
+		res->partial_offset = at;
+		res->partial_missing_bytes = r.file_size > at ? r.file_size - at : 0;
+		snprintf(res->partial_why, sizeof(res->partial_why), "%s", tr->err);
 	}
 	res->records = tr->nrecords;
 	res->faults = tr->nfaults;
@@ -1187,8 +1253,14 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	r.now_ns = tr->time_ns;
 	take_sample(&r);
 	for (int i = 0; i < res->nmms; i++)
+		if (!res->mms[i]->ended) {
+			machine_final(&r); /* all of them together */
+			r.final_taken = 1;
+			break;
+		}
+	for (int i = 0; i < res->nmms; i++)
 		if (!res->mms[i]->ended)
-			mm_end(&r, res->mms[i], "end of trace");
+			mm_end(&r, res->mms[i], res->partial ? "trace cut" : "end of trace");
 	thps_vmstat(r.m, res->vm);
 	if (res->lost_events)
 		note(&r, "the recorder lost %llu events: these figures are too low",

@@ -33,7 +33,10 @@
 struct replay_point {
 	uint64_t t_ns;
 	uint64_t idx;      /* global sample number */
-	uint64_t rss_kb, anon_huge_kb;
+	uint64_t rss_kb, anon_huge_kb; /* smaps_rollup (overall: summed over processes) */
+	/* overall only: the machine's meminfo AnonPages and AnonHugePages,
+	 * each page once however many processes map it */
+	uint64_t anon_pages_kb, mem_anon_huge_kb;
 };
 
 struct replay_series {
@@ -107,8 +110,17 @@ struct replay_opts {
 struct replay_result {
 	struct replay_mm **mms;  /* every address space, in the order they began */
 	int nmms, capmms;
-	struct replay_series overall; /* sum over live address spaces */
+	struct replay_series overall; /* sum over live address spaces, and the machine */
 	uint64_t overall_peak_rss_kb, overall_peak_anon_huge_kb;
+	/* the machine-wide figures that mean something for several processes
+	 * (a page shared after fork counts once): meminfo's AnonPages and
+	 * AnonHugePages at their peak (at every sample and every exit), and
+	 * at the end: when the last process alive ended, or at the end of
+	 * the trace for those still alive; with the sum of their Pss, which
+	 * in the model (anonymous memory only) equals AnonPages */
+	uint64_t peak_anon_pages_kb, peak_meminfo_huge_kb;
+	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
+	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t skips[REPLAY_NR_SKIPS];
@@ -121,11 +133,20 @@ struct replay_result {
 	char unmodelled_knobs[512];
 	char notes[8][256];      /* the first few things worth a warning */
 	int nnotes;
+	/* the trace stopped early (its writing was cut short, or it is
+	 * damaged): the figures are those of the records before the damage,
+	 * and processes still alive there end as "trace cut" */
+	int partial;
+	char partial_why[768];   /* the reader's message: where and what */
+	uint64_t partial_offset; /* file offset where reading stopped */
+	uint64_t partial_missing_bytes; /* bytes of the file after it */
 	char command[512];       /* what was recorded */
 	char kernel[128];
 };
 
-/* Replay the trace at path.  0, or a negative errno with err set. */
+/* Replay the trace at path.  0, or a negative errno with err set (the
+ * trace cannot be opened, a knob is bad).  A trace damaged or cut short
+ * after its header is replayed up to the damage: 0 with res->partial. */
 int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
 	       char *err, size_t errlen);
 void replay_result_free(struct replay_result *res);

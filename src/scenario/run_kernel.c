@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
@@ -144,7 +145,8 @@ static int send_all(int fd, const void *p, size_t len)
 	const char *c = p;
 
 	while (len) {
-		ssize_t n = write(fd, c, len);
+		/* a dead peer is an error here, not SIGPIPE */
+		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
 
 		if (n <= 0)
 			return -1;
@@ -167,6 +169,103 @@ static int recv_all(int fd, void *p, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * ---- a worker that dies (kill -9, the OOM killer, a fault) ----
+ * The controller sees a worker's death as the end of its socket only when
+ * no other process holds the worker's end: the controller closes every
+ * worker end once the first worker has them, and each fork gives its
+ * child the ends of the child's own subtree of processes (those it will
+ * fork) and keeps the rest.  Workers are forked with CLONE_PARENT, so the
+ * controller is every worker's parent and can say which signal ended it.
+ */
+
+/* p is root or a process root forks, directly or not. */
+static int in_subtree(const struct scenario *s, int p, int root)
+{
+	for (int hops = 0; hops <= SCN_MAX_PROCS; hops++) {
+		int parent = -1;
+
+		if (p == root)
+			return 1;
+		for (int i = 0; i < s->nsteps && parent < 0; i++)
+			if (s->steps[i].op == SCN_FORK && s->steps[i].child == p)
+				parent = s->steps[i].proc;
+		if (parent < 0)
+			return 0;
+		p = parent;
+	}
+	return 0;
+}
+
+/* Close the worker ends of root's subtree (inside) or of the others. */
+static void close_worker_ends(int (*socks)[2], const struct scenario *s, int root, int inside)
+{
+	for (int p = 0; p < s->nprocs; p++)
+		if (in_subtree(s, p, root) == inside && socks[p][1] >= 0) {
+			close(socks[p][1]);
+			socks[p][1] = -1;
+		}
+}
+
+/* How worker pid ended, as words for an error message; waits up to a
+ * second for it to be reapable. */
+static void worker_death(pid_t pid, char *out, size_t len)
+{
+	int st;
+
+	for (int i = 0; i < 100; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
+
+		if (w == pid && WIFSIGNALED(st)) {
+			snprintf(out, len, "its worker (pid %d) was killed by signal %d (SIG%s)%s",
+				 (int)pid, WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?: "?",
+				 WTERMSIG(st) == SIGKILL ? ": kill -9, or the OOM killer (see "
+							   "dmesg)" : "");
+			return;
+		}
+		if (w == pid) {
+			snprintf(out, len, "its worker (pid %d) exited with status %d", (int)pid,
+				 WEXITSTATUS(st));
+			return;
+		}
+		if (w < 0)
+			break;
+		usleep(10000);
+	}
+	snprintf(out, len, "its worker (pid %d) stopped answering", (int)pid);
+}
+
+/*
+ * A scenario larger than the memory the machine has available would reach
+ * the OOM killer, which may kill more than the worker: refuse it first.
+ * What it can fault in is at most its reads and writes, each rounded up
+ * to whole huge pages (a THP for a 4 KiB touch), copies after fork
+ * included (they are writes of their own).  0, or -1 with r->error set.
+ */
+static int fits_in_memory(const struct scenario *s, struct scn_result *r)
+{
+	const uint64_t huge = THPS_HPAGE_PMD_SIZE;
+	uint64_t need = 0;
+	int64_t avail_kb;
+	char buf[8192];
+
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].op == SCN_READ || s->steps[i].op == SCN_WRITE)
+			need += (s->steps[i].len + huge - 1) / huge * huge + huge;
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 ||
+	    find_field(buf, "MemAvailable", ':', &avail_kb) || avail_kb < 0)
+		return 0; /* cannot tell: run it */
+	if (need <= (uint64_t)avail_kb << 10)
+		return 0;
+	r->error = 1;
+	snprintf(r->error_msg, sizeof(r->error_msg),
+		 "%s: not run: it may touch up to %llu MiB (its reads and writes, in 2 MiB pages) "
+		 "and this machine has %llu MiB available (MemAvailable); running it would wake "
+		 "the OOM killer", s->path, (unsigned long long)(need >> 20),
+		 (unsigned long long)(avail_kb >> 10));
+	return -1;
 }
 
 /* ---- the worker ---- */
@@ -481,11 +580,13 @@ static void worker_loop(struct worker *w) __attribute__((noreturn));
 /* fork step: the child becomes the worker of process st->child. */
 static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2], struct reply *rep)
 {
-	pid_t pid = fork();
+	/* a fork whose child's parent is the controller (see worker_death) */
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 
 	if (pid < 0)
 		return -errno;
 	rep->pid = pid;
+	close_worker_ends(socks, w->s, st->child, pid != 0);
 	if (pid == 0) {
 		struct reply ready = { 0 };
 
@@ -777,8 +878,7 @@ static void wait_exit(struct kernel_run *k, int proc)
 		close(k->pidfd[proc]);
 		k->pidfd[proc] = -1;
 	}
-	if (proc == 0)
-		waitpid(k->pids[0], NULL, 0);
+	waitpid(k->pids[proc], NULL, __WALL); /* every worker is our child */
 	k->alive[proc] = 0;
 }
 
@@ -997,8 +1097,13 @@ static int control_step_raw(struct kernel_run *k, int i)
 	default:
 		break;
 	}
-	if (talk(k, st->proc, &c, &rep))
-		return step_failed(k, st, "the worker died");
+	if (talk(k, st->proc, &c, &rep)) {
+		char why[160];
+
+		worker_death(k->pids[st->proc], why, sizeof(why));
+		k->alive[st->proc] = 0;
+		return step_failed(k, st, why);
+	}
 	if (rep.err)
 		return step_failed(k, st, strerror(-rep.err));
 	k->pgfault += rep.minflt;
@@ -1007,8 +1112,12 @@ static int control_step_raw(struct kernel_run *k, int i)
 
 		k->pids[st->child] = rep.pid;
 		k->pidfd[st->child] = pidfd_open_(rep.pid);
-		if (recv_all(k->socks[st->child][0], &ready, sizeof(ready)))
-			return step_failed(k, st, "the child worker did not start");
+		if (recv_all(k->socks[st->child][0], &ready, sizeof(ready))) {
+			char why[160];
+
+			worker_death(k->pids[st->child], why, sizeof(why));
+			return step_failed(k, st, why);
+		}
 		k->alive[st->child] = 1;
 		k->forked = 1;
 	}
@@ -1097,6 +1206,8 @@ static int run_kernel(struct kernel_run *kr)
 
 	if (plan_settings(s, r, &emulate) || r->skipped)
 		return 0;
+	if (fits_in_memory(s, r))
+		return -1;
 	k.is_root = geteuid() == 0;
 	for (int p = 0; p < SCN_MAX_PROCS; p++)
 		k.pidfd[p] = -1;
@@ -1120,7 +1231,8 @@ static int run_kernel(struct kernel_run *kr)
 	}
 	if (k.pids[0] == 0) {
 		signal(SIGPIPE, SIG_DFL);
-		signal(SIGCHLD, SIG_IGN); /* forked workers reap themselves */
+		for (int p = 0; p < s->nprocs; p++)
+			close(k.socks[p][0]); /* the controller's ends */
 		w.idx = 0;
 		w.fd = k.socks[0][1];
 		w.is_root = k.is_root;
@@ -1135,9 +1247,14 @@ static int run_kernel(struct kernel_run *kr)
 	}
 	k.alive[0] = 1;
 	k.pidfd[0] = pidfd_open_(k.pids[0]);
+	close_worker_ends(k.socks, s, 0, 1); /* the worker has them */
 	if (recv_all(k.socks[0][0], &ready, sizeof(ready))) {
+		char why[160];
+
+		worker_death(k.pids[0], why, sizeof(why));
 		r->error = 1;
-		snprintf(r->error_msg, sizeof(r->error_msg), "the worker did not start");
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s: the worker did not start: %s",
+			 s->path, why);
 		return -1;
 	}
 	{
@@ -1174,7 +1291,8 @@ static int run_kernel(struct kernel_run *kr)
 			wait_exit(&k, p);
 		}
 		close(k.socks[p][0]);
-		close(k.socks[p][1]);
+		if (k.pidfd[p] >= 0)
+			close(k.pidfd[p]);
 	}
 	if (k.pidfd[0] >= 0 || k.alive[0])
 		waitpid(k.pids[0], &status, WNOHANG);

@@ -32,9 +32,12 @@ struct model_run {
 
 static int step_error(struct model_run *x, const struct scn_step *st, int err)
 {
+	const char *why = thps_last_error(x->m);
+
 	x->r->error = 1;
-	snprintf(x->r->error_msg, sizeof(x->r->error_msg), "%s:%d: '%s' failed: %s (%s)",
-		 x->s->path, st->line, st->text, strerror(-err), thps_last_error(x->m));
+	snprintf(x->r->error_msg, sizeof(x->r->error_msg), "%s:%d: '%s' failed: %s%s%s%s",
+		 x->s->path, st->line, st->text, strerror(-err), *why ? " (" : "", why,
+		 *why ? ")" : ""); /* no empty "()" */
 	return err;
 }
 

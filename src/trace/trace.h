@@ -147,6 +147,7 @@ struct trace_writer {
 	size_t len;           /* bytes in it */
 	uint64_t offset;      /* file offset of the next block */
 	int err;              /* first error (negative errno), sticky */
+	int own;              /* close f on close (opened by path) */
 	int32_t pid;          /* last PROC written */
 	uint64_t last_page;   /* last fault page, for deltas */
 	uint64_t time_ns;     /* time of the last TIME written */
@@ -155,6 +156,10 @@ struct trace_writer {
 
 /* Open path ("-" is not allowed) and write the preamble and header. */
 int trace_writer_open(struct trace_writer *w, const char *path, const struct trace_header *h);
+/* The same into f, which the caller opened and closes (trace_writer_close
+ * only flushes it): how the recorder writes through a temporary file. */
+int trace_writer_open_stream(struct trace_writer *w, FILE *f, const char *path,
+			     const struct trace_header *h);
 /* Make the next records belong to pid (writes PROC when it changes). */
 void trace_write_proc(struct trace_writer *w, int32_t pid);
 /* Advance the time to t_ns (writes TIME when it moved by min_step_ns). */
@@ -174,7 +179,9 @@ void trace_write_kfig(struct trace_writer *w, int n, const struct trace_kfig *k)
 void trace_write_note(struct trace_writer *w, const char *text);
 /* Write the blocks buffered so far (the trace stays open). */
 int trace_writer_flush(struct trace_writer *w);
-/* Write END, flush and close: 0 or the first error. */
+/* Write END, flush and close: 0 or the first error.  A writer that hit an
+ * error stops writing, so the file holds whole blocks up to it (and maybe
+ * part of one): a reader takes every complete block. */
 int trace_writer_close(struct trace_writer *w);
 
 /* ---- reader ---- */
@@ -195,7 +202,8 @@ struct trace_reader {
 	char err[768];         /* the error, with the offset */
 };
 
-/* Open and read the header: 0, or a negative errno with r->err set. */
+/* Open and read the header: 0, or a negative errno with r->err set.  "-"
+ * is standard input (a pipe will do: the reader never seeks). */
 int trace_reader_open(struct trace_reader *r, const char *path);
 void trace_reader_close(struct trace_reader *r);
 /* File offset of the next byte to decode. */

@@ -5,12 +5,15 @@
  * at least a whole block; a block's CRC-32 is checked before any of its
  * records is decoded, so a damaged trace is refused at the damaged block,
  * with its file offset.  A trace that ends without its END record was cut
- * short (the recorder was killed, the disk filled) and is refused too.
+ * short (the recorder was killed, the disk filled): the reader returns an
+ * error there too, after every record of the complete blocks before it,
+ * so that a caller may use those (replay marks its figures partial).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace.h"
 
@@ -95,8 +98,17 @@ int trace_reader_open(struct trace_reader *r, const char *path)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->f = fopen(path, "rb");
+	snprintf(r->path, sizeof(r->path), "%s", strcmp(path, "-") ? path : "(standard input)");
+	if (!strcmp(path, "-")) {
+		/* the reader reads forward only: a pipe will do */
+		int fd = dup(0);
+
+		r->f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+		if (!r->f && fd >= 0)
+			close(fd);
+	} else {
+		r->f = fopen(path, "rb");
+	}
 	if (!r->f) {
 		err = -errno;
 		snprintf(r->err, sizeof(r->err), "%s: %s", path, strerror(errno));

@@ -4,7 +4,8 @@
  *
  * Records are encoded into a block buffer; a block is written (length,
  * CRC-32, payload) when the next record would not fit, on flush and on
- * close.  Errors are sticky: the first one is kept and returned by close,
+ * close, and flushed to the file at once, so that a writer killed or a
+ * disk that fills loses no complete block before the last.  Errors are sticky: the first one is kept and returned by close,
  * so the recorder's hot path needs no error checks.
  */
 #include <errno.h>
@@ -161,6 +162,7 @@ static int write_all(struct trace_writer *w, const void *buf, size_t len)
 {
 	if (w->err)
 		return w->err;
+	errno = 0; /* so that a stale errno is not taken for the failure's */
 	if (fwrite(buf, 1, len, w->f) != len) {
 		w->err = errno ? -errno : -EIO;
 		return w->err;
@@ -179,6 +181,12 @@ static void flush_block(struct trace_writer *w)
 	trace_put_le32(hdr + 4, trace_crc32(0, w->buf, w->len));
 	if (!write_all(w, hdr, sizeof(hdr)))
 		write_all(w, w->buf, w->len);
+	/* the block goes to the file now, whole: a writer killed later (or a
+	 * disk that fills later) leaves every block before intact, which a
+	 * reader takes (one write(2) per 64 KiB block) */
+	errno = 0;
+	if (!w->err && fflush(w->f))
+		w->err = errno ? -errno : -EIO;
 	w->len = 0;
 }
 
@@ -201,43 +209,26 @@ static inline uint8_t *put_type(uint8_t *p, int type)
 	return put_varint(p, ((uint64_t)type << 1) | 1);
 }
 
-int trace_writer_open(struct trace_writer *w, const char *path, const struct trace_header *h)
+/* The preamble and the header, into w->f. */
+static int write_preamble(struct trace_writer *w, const struct trace_header *h)
 {
 	uint8_t pre[TRACE_PREAMBLE];
 	size_t hlen = 0;
-	char *text;
+	char *text = malloc(TRACE_HEADER_MAX + 64);
 
-	memset(w, 0, sizeof(*w));
-	w->path = path;
-	w->pid = -1;
-	w->buf = malloc(TRACE_BLOCK_MAX);
-	text = malloc(TRACE_HEADER_MAX + 64);
-	if (!w->buf || !text) {
-		free(w->buf);
-		free(text);
-		return -ENOMEM;
-	}
+	if (!text)
+		return w->err = -ENOMEM;
 	hlen += (size_t)snprintf(text, TRACE_HEADER_MAX, "format=thpsim-trace %d\n", TRACE_VERSION);
 	for (int i = 0; h && i < h->n; i++) {
 		int n = snprintf(text + hlen, TRACE_HEADER_MAX + 64 - hlen, "%s=%s\n", h->key[i],
 				 h->value[i]);
 
 		if (n < 0 || hlen + (size_t)n > TRACE_HEADER_MAX) {
-			free(w->buf);
 			free(text);
-			return -ENOSPC;
+			return w->err = -ENOSPC;
 		}
 		hlen += (size_t)n;
 	}
-	w->f = fopen(path, "wb");
-	if (!w->f) {
-		int err = -errno;
-
-		free(w->buf);
-		free(text);
-		return err;
-	}
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	memcpy(pre, TRACE_MAGIC, 8);
 	trace_put_le32(pre + 8, TRACE_VERSION);
 	trace_put_le32(pre + 12, (uint32_t)hlen);
@@ -245,6 +236,39 @@ int trace_writer_open(struct trace_writer *w, const char *path, const struct tra
 	write_all(w, text, hlen);
 	free(text);
 	return w->err;
+}
+
+int trace_writer_open_stream(struct trace_writer *w, FILE *f, const char *path,
+			     const struct trace_header *h)
+{
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	w->pid = -1;
+	w->f = f;
+	w->buf = malloc(TRACE_BLOCK_MAX);
+	if (!w->buf)
+		return w->err = -ENOMEM;
+	/* no setvbuf: each block is one fwrite and a flush (flush_block); a
+	 * size given with a NULL buffer was ignored by glibc anyway */
+	return write_preamble(w, h);
+}
+
+int trace_writer_open(struct trace_writer *w, const char *path, const struct trace_header *h)
+{
+	FILE *f = fopen(path, "wb");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = trace_writer_open_stream(w, f, path, h);
+	w->own = 1;
+	if (err) {
+		fclose(f);
+		free(w->buf);
+		w->f = NULL;
+		w->buf = NULL;
+	}
+	return err;
 }
 
 void trace_write_proc(struct trace_writer *w, int32_t pid)
@@ -419,8 +443,9 @@ int trace_writer_close(struct trace_writer *w)
 	p = put_varint(p, w->nfaults);
 	commit(w, p);
 	flush_block(w);
-	if (fclose(w->f) && !w->err)
-		w->err = -errno;
+	if (w->own ? fclose(w->f) : fflush(w->f))
+		if (!w->err)
+			w->err = -errno;
 	w->f = NULL;
 	free(w->buf);
 	w->buf = NULL;

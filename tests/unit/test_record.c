@@ -45,6 +45,7 @@ static int record_sh(const char *tag, const char *cmd)
 	char *argv[] = { "record", "-q", "-o", path, "--", "/bin/sh", "-c", (char *)cmd, NULL };
 
 	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
+	unlink(path); /* record never overwrites a file */
 	fflush(stdout);
 	return cmd_record(8, argv);
 }

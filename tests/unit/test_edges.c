@@ -1,0 +1,835 @@
+/*
+ * test_edges.c - the user-facing edges of the commands (issue 16): a
+ * user's file is never lost or written through a symlink, a failed trace
+ * says so, a damaged trace is read up to the damage, a dead worker is an
+ * error, and the output formats say what their figures are.
+ *
+ * The commands are called as main() calls them (cmd_record, cmd_compare,
+ * ...), on files in /tmp; recording ones need root and tracing and skip
+ * elsewhere.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "cli/cli.h"
+#include "record/record.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+#include "util/outfile.h"
+
+static char dir[128];
+
+/* A fresh directory for the test's files. */
+static const char *tdir(const char *tag)
+{
+	char cmd[300];
+
+	snprintf(dir, sizeof(dir), "/tmp/thpsim-test-%d-%s", (int)getpid(), tag);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_OK(mkdir(dir, 0700) ? -errno : 0);
+	return dir;
+}
+
+static void tdir_remove(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ASSERT(f);
+	fputs(text, f);
+	ASSERT_EQ(fclose(f), 0);
+}
+
+/* The file's first bytes, "" when it does not exist. */
+static const char *file_text(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* Entries in dir other than . and .. */
+static int dir_entries(void)
+{
+	char cmd[300];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	p = popen(cmd, "r");
+	ASSERT(p);
+	ASSERT_EQ(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static int can_record(void)
+{
+	struct rec_perf pp;
+	char why[512];
+
+	return geteuid() == 0 && !rec_tracing_setup(&pp, why, sizeof(why));
+}
+
+/* A small complete trace: one process mapping and writing 1 MiB. */
+static void small_trace(const char *path)
+{
+	struct trace_writer w;
+	uint64_t args[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
+
+	ASSERT_OK(trace_writer_open(&w, path, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, 0x7f0000000000LL);
+	for (uint64_t a = 0; a < MB(1); a += PAGE)
+		trace_write_fault(&w, 0x7f0000000000ULL + a, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+}
+
+/* ---- 1. files ---- */
+
+TEST(edges_outfile_never_overwrites_without_force)
+{
+	char target[256], link[256], why[8192];
+	struct outfile of;
+
+	tdir("of");
+	snprintf(target, sizeof(target), "%s/precious", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	put_file(target, "precious\n");
+	/* without force: refused, untouched, no temporary file left */
+	ASSERT_EQ(outfile_open(&of, target, 0, why, sizeof(why)), -EEXIST);
+	ASSERT(strstr(why, "--force"));
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* with force: the old file stays until the new one is complete */
+	ASSERT_OK(outfile_open(&of, target, 1, why, sizeof(why)));
+	fputs("new\n", of.f);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 2); /* the target and the temporary file beside it */
+	outfile_abort(&of);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 1);
+	ASSERT_OK(outfile_open(&of, target, 1, why, sizeof(why)));
+	fputs("new\n", of.f);
+	ASSERT_OK(outfile_commit(&of, why, sizeof(why)));
+	ASSERT(!strcmp(file_text(target), "new\n"));
+	ASSERT_EQ(dir_entries(), 1);
+	/* a symlink is never written through, even with force */
+	ASSERT_EQ(symlink(target, link), 0);
+	ASSERT_EQ(outfile_open(&of, link, 1, why, sizeof(why)), -ELOOP);
+	ASSERT(strstr(why, "symbolic link"));
+	ASSERT(!strcmp(file_text(target), "new\n"));
+	/* a file that appears while writing is not replaced without force */
+	unlink(target);
+	ASSERT_OK(outfile_open(&of, target, 0, why, sizeof(why)));
+	fputs("late\n", of.f);
+	put_file(target, "appeared\n");
+	ASSERT_EQ(outfile_commit(&of, why, sizeof(why)), -EEXIST);
+	ASSERT(!strcmp(file_text(target), "appeared\n"));
+	ASSERT_EQ(dir_entries(), 2); /* the target and the link */
+	/* a device is written directly, and a failed write is an error */
+	ASSERT_OK(outfile_open(&of, "/dev/full", 0, why, sizeof(why)));
+	fputs("x\n", of.f);
+	ASSERT_EQ(outfile_commit(&of, why, sizeof(why)), -ENOSPC);
+	ASSERT(strstr(why, "/dev/full"));
+	tdir_remove();
+}
+
+TEST(edges_compare_svg_keeps_an_existing_file)
+{
+	char trace[256], svgp[256];
+	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, NULL };
+	char *cmpf[] = { "compare", "-q", trace, "--svg", svgp, "--force", NULL };
+
+	tdir("svg");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
+	small_trace(trace);
+	put_file(svgp, "precious\n");
+	fflush(stdout);
+	ASSERT_EQ(cmd_compare(5, cmp), 2);
+	ASSERT(!strcmp(file_text(svgp), "precious\n"));
+	ASSERT_EQ(cmd_compare(6, cmpf), 0);
+	ASSERT(!strncmp(file_text(svgp), "<svg", 4));
+	ASSERT_EQ(dir_entries(), 2);
+	tdir_remove();
+}
+
+TEST(edges_record_never_loses_a_file)
+{
+	char target[256], link[256];
+	char *plain[] = { "record", "-q", "-o", target, "--", "/bin/true", NULL };
+	char *forced_bad[] = { "record", "-q", "--force", "-o", target, "--", "/nonexistent/cmd", NULL };
+	char *via_link[] = { "record", "-q", "--force", "-o", link, "--", "/bin/true", NULL };
+	char *forced[] = { "record", "-q", "--force", "-o", target, "--", "/bin/true", NULL };
+	char *dashes[] = { "record", "-q", "-o", "--", "/bin/true", NULL };
+
+	ASSERT_EQ(cmd_record(5, dashes), 2); /* -o needs a name, not "--" */
+	if (!can_record())
+		test_skip("recording needs root and the kernel's tracepoints");
+	tdir("rec");
+	snprintf(target, sizeof(target), "%s/precious.txt", dir);
+	snprintf(link, sizeof(link), "%s/link.trace", dir);
+	put_file(target, "precious\n");
+	fflush(stdout);
+	ASSERT_EQ(cmd_record(6, plain), 2);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* a command that cannot run leaves the file as it was */
+	ASSERT_EQ(cmd_record(7, forced_bad), 127);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	/* a symlink is not written through */
+	ASSERT_EQ(symlink(target, link), 0);
+	ASSERT_EQ(cmd_record(7, via_link), 2);
+	ASSERT(!strcmp(file_text(target), "precious\n"));
+	ASSERT_EQ(dir_entries(), 2);
+	/* with --force, replaced by a whole trace */
+	ASSERT_EQ(cmd_record(7, forced), 0);
+	ASSERT(!strncmp(file_text(target), TRACE_MAGIC, 8));
+	ASSERT_EQ(dir_entries(), 2);
+	tdir_remove();
+}
+
+/* ---- 2. a failed trace ---- */
+
+/* A stream that takes limit bytes into a real file, then fails as a full
+ * disk does under stdio: the bytes that fit are written, the write fails
+ * with ENOSPC. */
+struct capped {
+	FILE *f;
+	size_t left;
+};
+
+static ssize_t capped_write(void *c_, const char *buf, size_t len)
+{
+	struct capped *c = c_;
+	size_t n = len < c->left ? len : c->left;
+
+	n = fwrite(buf, 1, n, c->f);
+	c->left -= n;
+	if (n < len) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int capped_close(void *c_)
+{
+	struct capped *c = c_;
+
+	return fclose(c->f);
+}
+
+TEST(edges_trace_cut_short_keeps_its_complete_blocks)
+{
+	const uint64_t a = 0x7f0000000000ULL, b = 0x7f4000000000ULL, len = MB(128);
+	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 }, total = 0;
+	struct capped cap = { NULL, 150000 };
+	struct replay_opts o = { .ram_bytes = 1ULL << 30 };
+	static struct replay_result res;
+	struct trace_writer w;
+	char path[256], err[1024];
+	char *rp[] = { "replay", "-q", path, NULL };
+	const struct replay_mm *mm;
+	FILE *f;
+
+	tdir("cut");
+	snprintf(path, sizeof(path), "%s/cut.trace", dir);
+	cap.f = fopen(path, "wb");
+	ASSERT(cap.f);
+	f = fopencookie(&cap, "w", (cookie_io_functions_t){ .write = capped_write,
+							     .close = capped_close });
+	ASSERT(f);
+	ASSERT_OK(trace_writer_open_stream(&w, f, path, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)a);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)b);
+	/* far apart, so each fault takes a few bytes: several blocks */
+	for (uint64_t off = 0; off < len; off += PAGE, total += 2) {
+		trace_write_fault(&w, a + off, 1, 0);
+		trace_write_fault(&w, b + off, 1, 0);
+	}
+	trace_write_exit(&w, 0);
+	/* the writer reports the full disk */
+	ASSERT_EQ(trace_writer_close(&w), -ENOSPC);
+	fclose(f);
+	/* the replay takes every complete block and says where it stopped */
+	ASSERT_OK(replay_run(path, &o, &res, err, sizeof(err)));
+	ASSERT(res.partial);
+	ASSERT(strstr(res.partial_why, "offset"));
+	ASSERT_LE(res.partial_offset, 150000);
+	ASSERT_LE(150000 - TRACE_BLOCK_MAX - TRACE_BLOCK_HDR, res.partial_offset);
+	ASSERT_EQ(res.partial_missing_bytes, 150000 - res.partial_offset);
+	ASSERT_EQ(res.nmms, 1);
+	mm = res.mms[0];
+	ASSERT(!strcmp(mm->end, "trace cut"));
+	ASSERT(mm->faults > 0 && mm->faults < total);
+	/* what was read is replayed whole: a write fault is one page (THP
+	 * as the header leaves it: no knobs, never) */
+	ASSERT_EQ(mm->final[THPS_PROC_Anonymous], mm->faults * 4);
+	replay_result_free(&res);
+	/* the command prints the figures and exits 1: they are partial */
+	fflush(stdout);
+	ASSERT_EQ(cmd_replay(3, rp), 1);
+	tdir_remove();
+}
+
+TEST(edges_record_to_a_full_disk_fails)
+{
+	char *full[] = { "record", "-q", "-o", "/dev/full", "--", "/bin/true", NULL };
+
+	if (!can_record())
+		test_skip("recording needs root and the kernel's tracepoints");
+	ASSERT_EQ(cmd_record(6, full), 125);
+}
+
+/* ---- 3. the kernel runner: a dead worker, a scenario too large ---- */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "scenario/scenario.h"
+#include "util/kprofile.h"
+
+struct kernel_outcome {
+	int rc, error;
+	double seconds;
+	char msg[1024];
+};
+
+/* scenario_run_kernel on text in a child that SIGALRM ends after 10 s (a
+ * runner that hangs fails the test instead of hanging it). */
+static void run_kernel_text(const char *name, const char *text, struct kernel_outcome *out)
+{
+	int pfd[2], st;
+	pid_t pid;
+
+#if defined(__SANITIZE_ADDRESS__)
+	/* a worker warms every page of its own mappings, which ASan's shadow
+	 * memory forbids: under ASan it dies at once (as an error now) */
+	test_skip("the kernel runner's worker cannot run under ASan");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	test_skip("the kernel runner's worker cannot run under ASan");
+#endif
+#endif
+
+	ASSERT_EQ(pipe(pfd), 0);
+	fflush(NULL);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct kernel_outcome o = { 0 };
+		struct scenario s;
+		struct scn_result r;
+		struct timespec a, b;
+
+		alarm(10);
+		close(pfd[0]);
+		if (scenario_parse_string(name, text, &s, stderr))
+			_exit(3);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		o.rc = scenario_run_kernel(&s, kprofile_host(), &r);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		o.seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+		o.error = r.error;
+		snprintf(o.msg, sizeof(o.msg), "%s", r.error_msg);
+		if (write(pfd[1], &o, sizeof(o)) != sizeof(o))
+			_exit(4);
+		_exit(0);
+	}
+	close(pfd[1]);
+	memset(out, 0, sizeof(*out));
+	ASSERT_EQ(read(pfd[0], out, sizeof(*out)), sizeof(*out));
+	close(pfd[0]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		test_fail(__FILE__, __LINE__, "the kernel runner was ended by signal %d (a hang?)",
+			  WTERMSIG(st));
+	ASSERT_EQ(WEXITSTATUS(st), 0);
+}
+
+/* The whole run, the runner's setup included (it drops the caches, which
+ * takes a while on a busy machine), then a second for the death: on an
+ * idle machine the whole run takes 0.05 s; a hang ends at the alarm. */
+#define SETUP_AND_A_SECOND 4.0
+
+TEST(edges_kernel_dead_worker_is_an_error)
+{
+	struct kernel_outcome o;
+
+	/* the first worker dies of its own fault */
+	run_kernel_text("segv.scn", "mmap A 2M\nmprotect A 0 2M none\nwrite A 0 4K\n", &o);
+	ASSERT_EQ(o.rc, -1);
+	ASSERT(o.error);
+	if (!strstr(o.msg, "segv.scn:3"))
+		test_fail(__FILE__, __LINE__, "message: %s", o.msg);
+	ASSERT(strstr(o.msg, "SIGSEGV"));
+	if (o.seconds >= SETUP_AND_A_SECOND)
+		test_fail(__FILE__, __LINE__, "%.2f s: %s", o.seconds, o.msg);
+	/* a forked worker: its parent holds no copy of its socket */
+	run_kernel_text("segv2.scn", "mmap A 2M\nwrite A 0 4K\nfork child\nproc child\n"
+				     "mprotect A 0 2M none\nwrite A 0 4K\nproc main\nwrite A 4K 4K\n",
+			&o);
+	ASSERT(o.error);
+	ASSERT(strstr(o.msg, "segv2.scn:6"));
+	ASSERT(strstr(o.msg, "SIGSEGV"));
+	if (o.seconds >= SETUP_AND_A_SECOND)
+		test_fail(__FILE__, __LINE__, "%.2f s: %s", o.seconds, o.msg);
+}
+
+TEST(edges_kernel_refuses_a_scenario_larger_than_memory)
+{
+	struct kernel_outcome o;
+	char text[256], buf[64];
+	unsigned long long avail_kb = 0, mib;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	ASSERT(f);
+	while (fscanf(f, "%63s %llu kB", buf, &mib) == 2)
+		if (!strcmp(buf, "MemAvailable:"))
+			avail_kb = mib;
+	fclose(f);
+	if (!avail_kb)
+		test_skip("no MemAvailable in /proc/meminfo");
+	/* twice what is available: refused before anything runs */
+	mib = avail_kb * 2 / 1024;
+	snprintf(text, sizeof(text), "mmap A %lluM\nwrite A 0 %lluM step=4K\n", mib, mib);
+	run_kernel_text("big.scn", text, &o);
+	ASSERT(o.error);
+	ASSERT(strstr(o.msg, "big.scn: not run"));
+	ASSERT(strstr(o.msg, "MemAvailable"));
+	ASSERT(o.seconds < 1.0); /* refused before anything runs */
+	/* in 2 MiB pages, one more for a THP at the end */
+	snprintf(buf, sizeof(buf), "up to %llu MiB", (mib + 1) / 2 * 2 + 2);
+	ASSERT(strstr(o.msg, buf));
+	/* a small one runs */
+	run_kernel_text("small.scn", "mmap A 2M\nwrite A 0 2M step=4K\n", &o);
+	if (o.error)
+		test_fail(__FILE__, __LINE__, "small.scn: %s", o.msg);
+	ASSERT_EQ(o.rc, 0);
+}
+
+/* ---- 5. the chart ---- */
+
+/* The n-th element (0-based) whose text contains marker: from its '<' to
+ * its '>' into out; 0 when there is none. */
+static int svg_element(const char *svg, const char *marker, int nth, char *out, size_t len)
+{
+	const char *p = svg;
+
+	while ((p = strstr(p, marker))) {
+		const char *a = p, *b = strchr(p, '>');
+
+		while (a > svg && *a != '<')
+			a--;
+		if (!b)
+			return 0;
+		if (nth-- == 0) {
+			snprintf(out, len, "%.*s", (int)(b - a + 1), a);
+			return 1;
+		}
+		p = b;
+	}
+	return 0;
+}
+
+/* The value of attribute name in an element ("" when absent). */
+static const char *svg_attr(const char *el, const char *name, char *out, size_t len)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=\"", name);
+	out[0] = 0;
+	if ((p = strstr(el, key))) {
+		p += strlen(key);
+		snprintf(out, len, "%.*s", (int)strcspn(p, "\""), p);
+	}
+	return out;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* The smallest y of a polyline's points: its highest point. */
+static double top_y(const char *el)
+{
+	static char pts[1 << 16];
+	double best = 1e9, x, y;
+	int used;
+
+	svg_attr(el, "points", pts, sizeof(pts));
+	for (const char *p = pts; sscanf(p, "%lf,%lf%n", &x, &y, &used) == 2; p += used)
+		if (y < best)
+			best = y;
+	return best;
+}
+
+TEST(edges_compare_svg_structure)
+{
+	static char svgtext[1 << 20], el[1 << 16], el2[1 << 16];
+	char trace[256], svgp[256], cmdline[400], a[64], b[64];
+	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, NULL };
+	const char *names[] = { "never", "madvise", "always", "always-no-hzp" };
+	const uint64_t addr = 0x7f0000000000ULL;
+	uint64_t args[6] = { 0, MB(8), 3, 0x22, (uint64_t)-1, 0 };
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+	FILE *f;
+	size_t n;
+
+	tdir("chart");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
+	/* a long command with markup in it */
+	snprintf(cmdline, sizeof(cmdline), "prog <a&b> %0300d", 0);
+	memset(cmdline + 12, 'x', 200);
+	for (int i = 20; i < 200; i += 17)
+		cmdline[i] = ' ';
+	ASSERT_OK(trace_header_add(&h, "command", cmdline));
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)addr);
+	for (uint64_t o = 0; o < MB(8); o += PAGE) {
+		trace_write_time(&w, o, 0);
+		trace_write_fault(&w, addr + o, 1, 0);
+	}
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	fflush(stdout);
+	ASSERT_EQ(cmd_compare(5, cmp), 0);
+	f = fopen(svgp, "r");
+	ASSERT(f);
+	n = fread(svgtext, 1, sizeof(svgtext) - 1, f);
+	fclose(f);
+	svgtext[n] = 0;
+	ASSERT(!strncmp(svgtext, "<svg ", 5));
+	ASSERT(strstr(svgtext, "</svg>\n") == svgtext + n - 7);
+	ASSERT_EQ(count(svgtext, "<g "), count(svgtext, "</g>"));
+	ASSERT_EQ(count(svgtext, "<text"), count(svgtext, "</text>"));
+	/* markup in the command is escaped */
+	ASSERT(!strstr(svgtext, "<a&b>"));
+	ASSERT(strstr(svgtext, "&lt;a&amp;b&gt;"));
+	/* the title wraps: several lines, none longer than the chart holds */
+	ASSERT_LE(2, count(svgtext, "class=\"title\""));
+	for (int i = 0; svg_element(svgtext, "class=\"title\"", i, el, sizeof(el)); i++) {
+		const char *t = strstr(svgtext, el) + strlen(el);
+
+		ASSERT_LE(strcspn(t, "<"), 100 + 20); /* escapes take room */
+	}
+	/* two panels: AnonPages and AnonHugePages */
+	ASSERT(strstr(svgtext, "data-figure=\"AnonPages\""));
+	ASSERT(strstr(svgtext, "data-figure=\"AnonHugePages\""));
+	/* a line per policy in each, the difference from never shaded */
+	ASSERT_EQ(count(svgtext, "class=\"line\""), 2 * 4);
+	ASSERT_EQ(count(svgtext, "class=\"diff\""), 2 * 3);
+	ASSERT_EQ(count(svgtext, "class=\"key\""), 4);
+	/* the legend draws each line as the plot does */
+	for (int k = 0; k < 4; k++) {
+		char marker[96];
+
+		snprintf(marker, sizeof(marker), "class=\"line\" data-policy=\"%s\"", names[k]);
+		ASSERT(svg_element(svgtext, marker, 0, el, sizeof(el)));
+		snprintf(marker, sizeof(marker), "class=\"key\" data-policy=\"%s\"", names[k]);
+		ASSERT(svg_element(svgtext, marker, 0, el2, sizeof(el2)));
+		ASSERT(!strcmp(svg_attr(el, "stroke", a, sizeof(a)), svg_attr(el2, "stroke", b, sizeof(b))));
+		ASSERT(!strcmp(svg_attr(el, "stroke-width", a, sizeof(a)),
+			       svg_attr(el2, "stroke-width", b, sizeof(b))));
+		ASSERT(!strcmp(svg_attr(el, "stroke-dasharray", a, sizeof(a)),
+			       svg_attr(el2, "stroke-dasharray", b, sizeof(b))));
+	}
+	/* coinciding lines stay visible: no two share colour, width and dashes */
+	ASSERT(strcmp(svg_attr(el, "stroke-dasharray", a, sizeof(a)), ""));
+	/* in the AnonHugePages panel, always rises above never (8 MiB in THPs) */
+	{
+		const char *panel = strstr(svgtext, "data-figure=\"AnonHugePages\"");
+
+		ASSERT(svg_element(panel, "class=\"line\" data-policy=\"never\"", 0, el, sizeof(el)));
+		ASSERT(svg_element(panel, "class=\"line\" data-policy=\"always\"", 0, el2, sizeof(el2)));
+		ASSERT(top_y(el2) + 50 < top_y(el));
+	}
+	tdir_remove();
+}
+
+/* ---- 6. one consistent command line ---- */
+
+static char cli_out[1 << 16], cli_err[1 << 14];
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+/* thpsim ARGS... (NULL-ended) as main() runs it, with standard input from
+ * in (NULL: unchanged); its output in cli_out and cli_err.  The status. */
+static int thpsim(const char *in, ...)
+{
+	char *argv[32] = { "thpsim" }, path[2][256];
+	int argc = 1, save[3], fds[2], rc, infd = -1;
+	va_list ap;
+
+	va_start(ap, in);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(NULL);
+	for (int k = 0; k < 2; k++) {
+		snprintf(path[k], sizeof(path[k]), "%s/.cli%d", dir, k);
+		fds[k] = open(path[k], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		ASSERT(fds[k] >= 0);
+		unlink(path[k]);
+	}
+	for (int k = 0; k < 3; k++)
+		save[k] = dup(k);
+	if (in) {
+		infd = open(in, O_RDONLY);
+		ASSERT(infd >= 0);
+		dup2(infd, 0);
+		close(infd);
+	}
+	dup2(fds[0], 1);
+	dup2(fds[1], 2);
+	rc = thpsim_main(argc, argv);
+	fflush(NULL);
+	for (int k = 0; k < 3; k++) {
+		dup2(save[k], k);
+		close(save[k]);
+	}
+	clearerr(stdin);
+	slurp(fds[0], cli_out, sizeof(cli_out));
+	slurp(fds[1], cli_err, sizeof(cli_err));
+	return rc;
+}
+
+static int lines(const char *s)
+{
+	return count(s, "\n");
+}
+
+TEST(edges_cli_help_everywhere)
+{
+	static const char *const cmds[] = { "demo", "run", "kernel", "validate", "bench", "knobs",
+					    "record", "replay", "compare", "trace" };
+
+	tdir("help");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		ASSERT_EQ(thpsim(NULL, cmds[i], "--help", NULL), 0);
+		if (!strstr(cli_out, "usage: thpsim ") || cli_err[0])
+			test_fail(__FILE__, __LINE__, "%s --help: out '%.80s' err '%.80s'", cmds[i],
+				  cli_out, cli_err);
+		ASSERT_EQ(thpsim(NULL, "help", cmds[i], NULL), 0);
+		ASSERT(strstr(cli_out, cmds[i]));
+	}
+	ASSERT_EQ(thpsim(NULL, "help", "exit-status", NULL), 0);
+	ASSERT(strstr(cli_out, "125"));
+	ASSERT_EQ(thpsim(NULL, "help", "nonsense", NULL), 2);
+	tdir_remove();
+}
+
+TEST(edges_cli_missing_values_and_exit_codes)
+{
+	static const char *const cases[][3] = {
+		{ "replay", "t.trace", "--set" },   { "replay", "t.trace", "--format" },
+		{ "compare", "t.trace", "--policy" }, { "compare", "t.trace", "--svg" },
+		{ "run", "x.scn", "--set" },        { "run", "x.scn", "--format" },
+		{ "kernel", "x.scn", "--format" },  { "validate", "x.scn", "--format" },
+		{ "demo", "--size", NULL },         { "trace", "dump", "--limit" },
+		{ "bench", "--threads", NULL },     { "record", "-o", NULL },
+	};
+	char trace[256], none[256];
+
+	tdir("args");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *opt = cases[i][2] ? cases[i][2] : cases[i][1];
+		char want[64];
+
+		ASSERT_EQ(thpsim(NULL, cases[i][0], cases[i][1], cases[i][2], NULL), 2);
+		snprintf(want, sizeof(want), "%s needs a value", opt);
+		if (!strstr(cli_err, want))
+			test_fail(__FILE__, __LINE__, "%s %s: '%.200s'", cases[i][0], opt, cli_err);
+	}
+	/* a file that is not there is an input error (2) for every command,
+	 * said once */
+	snprintf(none, sizeof(none), "%s/none", dir);
+	ASSERT_EQ(thpsim(NULL, "replay", "-q", none, NULL), 2);
+	ASSERT_EQ(lines(cli_err), 1);
+	ASSERT_EQ(thpsim(NULL, "compare", "-q", none, NULL), 2);
+	ASSERT_EQ(lines(cli_err), 1);
+	ASSERT_EQ(thpsim(NULL, "trace", "dump", none, NULL), 2);
+	ASSERT_EQ(thpsim(NULL, "run", none, NULL), 2);
+	/* short knob names everywhere, an unknown knob refused up front */
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	small_trace(trace);
+	ASSERT_EQ(thpsim(NULL, "replay", "-q", trace, "--set", "enabled=always", NULL), 0);
+	ASSERT(strstr(cli_out, "enabled=always"));
+	ASSERT_EQ(thpsim(NULL, "replay", "-q", trace, "--set", "nosuch=1", NULL), 2);
+	ASSERT(strstr(cli_err, "no knob 'nosuch'") && !strstr(cli_err, "No such file"));
+	/* validate of a file that is not a scenario: an error, counted */
+	{
+		char bin[256];
+		FILE *f;
+
+		snprintf(bin, sizeof(bin), "%s/bin.scn", dir);
+		f = fopen(bin, "wb");
+		ASSERT(f);
+		fwrite("\x7f" "ELF\0\0\0", 1, 7, f);
+		fclose(f);
+		ASSERT_EQ(thpsim(NULL, "validate", bin, NULL), 2);
+		if (!strstr(cli_out, "1 error"))
+			test_fail(__FILE__, __LINE__, "validate: '%.300s'", cli_out);
+	}
+	/* demo refuses the knobs its runs set themselves */
+	ASSERT_EQ(thpsim(NULL, "demo", "--set", "use_zero_page=0", NULL), 2);
+	tdir_remove();
+}
+
+TEST(edges_cli_csv_stdin_and_findings)
+{
+	struct trace_writer w;
+	char trace[256], big[256];
+	uint64_t args[6] = { 0, 3ULL << 30, 3, 0x22, (uint64_t)-1, 0 };
+
+	tdir("csv");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	ASSERT_OK(trace_writer_open(&w, trace, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/a,b\"c", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, 0x7f0000000000LL);
+	trace_write_fault(&w, 0x7f0000000000ULL, 1, 0);
+	trace_write_exit(&w, 9); /* killed by SIGKILL */
+	ASSERT_OK(trace_writer_close(&w));
+	/* RFC 4180: the name quoted, its quote doubled, CRLF */
+	ASSERT_EQ(thpsim(NULL, "replay", "-q", trace, "--format", "csv", NULL), 0);
+	ASSERT(strstr(cli_out, ",\"a,b\"\"c\","));
+	ASSERT_EQ(count(cli_out, "\r\n"), lines(cli_out));
+	/* "-" is standard input, for replay, compare and trace dump */
+	ASSERT_EQ(thpsim(trace, "replay", "-q", "-", NULL), 0);
+	ASSERT(strstr(cli_out, "SIGKILL")); /* ended by the signal, not "exit" */
+	ASSERT_EQ(thpsim(trace, "compare", "-q", "-", NULL), 0);
+	ASSERT(strstr(cli_out, "always-no-hzp"));
+	ASSERT_EQ(thpsim(trace, "trace", "dump", "-", NULL), 0);
+	ASSERT(strstr(cli_out, "EXIT"));
+	/* not a trace on standard input: said once, of "-" */
+	{
+		char junk[256];
+
+		snprintf(junk, sizeof(junk), "%s/junk", dir);
+		put_file(junk, "not a trace at all\n");
+		ASSERT_EQ(thpsim(junk, "compare", "-q", "-", NULL), 2);
+		ASSERT_EQ(lines(cli_err), 1);
+		ASSERT(strstr(cli_err, "compare: -: offset 0: not a thpsim trace"));
+	}
+	/* faults that found no simulated memory: said first, and a finding */
+	snprintf(big, sizeof(big), "%s/big.trace", dir);
+	ASSERT_OK(trace_writer_open(&w, big, NULL));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/big", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, 0x7f0000000000LL);
+	for (uint64_t o = 0; o < (3ULL << 30); o += HPAGE)
+		trace_write_fault(&w, 0x7f0000000000ULL + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	ASSERT_EQ(thpsim(NULL, "replay", "-q", big, "--ram", "1", "--set", "enabled=always", NULL),
+		  1);
+	ASSERT(strstr(cli_out, "WARNING") && strstr(cli_out, "--ram"));
+	tdir_remove();
+}
+
+TEST(edges_errors_end_without_empty_parentheses)
+{
+	struct scenario s;
+	struct scn_result r;
+
+	/* a fault with nothing mapped: the model has no more to say than
+	 * the errno, and the message must not end in "()" */
+	ASSERT_EQ(scenario_parse_string("gone.scn", "mmap A 2M\nmunmap A\nwrite A 0 4K\n", &s,
+					stderr), 0);
+	scenario_run_model(&s, NULL, NULL, &r);
+	ASSERT(r.error);
+	ASSERT(strstr(r.error_msg, "gone.scn:3"));
+	if (strstr(r.error_msg, "()"))
+		test_fail(__FILE__, __LINE__, "%s", r.error_msg);
+	scn_result_free(&r);
+	scenario_free(&s);
+}
+
+TEST(edges_killed_writer_leaves_its_complete_blocks)
+{
+	const uint64_t a = 0x7f0000000000ULL, b = 0x7f4000000000ULL, len = MB(64);
+	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
+	struct replay_opts o = { .ram_bytes = 1ULL << 30 };
+	static struct replay_result res;
+	char path[256], err[1024];
+	int st;
+	pid_t pid;
+
+	tdir("killed");
+	snprintf(path, sizeof(path), "%s/k.trace", dir);
+	fflush(NULL);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct trace_writer w;
+
+		if (trace_writer_open(&w, path, NULL))
+			_exit(3);
+		trace_write_proc(&w, 100);
+		trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+		trace_write_syscall(&w, 9, 6, args, (int64_t)a);
+		trace_write_syscall(&w, 9, 6, args, (int64_t)b);
+		for (uint64_t off = 0; off < len; off += PAGE) {
+			trace_write_fault(&w, a + off, 1, 0);
+			trace_write_fault(&w, b + off, 1, 0);
+		}
+		raise(SIGKILL); /* as kill -9: no close, no stdio flush */
+		_exit(4);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* 32768 faults of a few bytes each: the complete blocks are in the
+	 * file, only the one being filled is lost */
+	ASSERT_OK(replay_run(path, &o, &res, err, sizeof(err)));
+	ASSERT(res.partial);
+	ASSERT_EQ(res.nmms, 1);
+	/* the file ends where a block ends: none was left half in a buffer */
+	if (!strstr(res.partial_why, "without its END record"))
+		test_fail(__FILE__, __LINE__, "%s", res.partial_why);
+	ASSERT_EQ(res.partial_missing_bytes, 0);
+	ASSERT_LE(32768 - TRACE_BLOCK_MAX / 3, res.mms[0]->faults);
+	ASSERT(res.mms[0]->faults < 32768);
+	replay_result_free(&res);
+	tdir_remove();
+}
