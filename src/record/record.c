@@ -666,6 +666,15 @@ static void supervise(struct run *run, int sfd)
 
 /* ---- the command ---- */
 
+static void recorder_free(struct recorder *rc)
+{
+	free(rc->q);
+	free(rc->syscalls.s);
+	free(rc->procs.s);
+	free(rc->ended.s);
+	free(rc);
+}
+
 /* A bounded string being built; "full" once something did not fit. */
 struct strbuf {
 	char *s;
@@ -1012,7 +1021,9 @@ int cmd_record(int argc, char **argv)
 			cli_error(0, "record: cannot record: %s", why);
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
+			rec_perf_close(&rc->pp);
 			trace_writer_close(&rc->w);
+			recorder_free(rc);
 			outfile_abort(&of);
 			return RECORD_FAILED;
 		}
@@ -1024,8 +1035,11 @@ int cmd_record(int argc, char **argv)
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		if (rc)
+		if (rc) {
+			rec_perf_close(&rc->pp);
 			trace_writer_close(&rc->w);
+			recorder_free(rc);
+		}
 		outfile_abort(&of);
 		return RECORD_FAILED;
 	}
@@ -1043,8 +1057,11 @@ int cmd_record(int argc, char **argv)
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
 		waitpid(child, NULL, __WALL);
-		if (rc)
+		if (rc) {
+			rec_perf_close(&rc->pp);
 			trace_writer_close(&rc->w);
+			recorder_free(rc);
+		}
 		outfile_abort(&of); /* an existing file stays as it was */
 		return cli_error(-err, "record: cannot run %s", argv[i]),
 		       err == ENOENT ? 127 : 126;
@@ -1086,11 +1103,7 @@ int cmd_record(int argc, char **argv)
 				"say so; record again with a larger --buffer (now %llu MiB)\n",
 				(unsigned long long)rc->lost, (unsigned long long)rc->lost_records,
 				(unsigned long long)ring_mib);
-		free(rc->q);
-		free(rc->syscalls.s);
-		free(rc->procs.s);
-		free(rc->ended.s);
-		free(rc);
+		recorder_free(rc);
 	} else {
 		failed = print_measured(&run, &of);
 		free(run.m);
