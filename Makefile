@@ -170,7 +170,8 @@ check-scenarios: $(BIN)
 # (tools/kernels/check-kernels.sh; CHECK_KERNELS=0 skips them on purpose).
 check-kernels:
 	$(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static PROG_LDFLAGS=-static \
-		$(O)/static/thpsim $(O)/static/progs/coverletter $(O)/static/progs/churn
+		$(O)/static/thpsim $(O)/static/thpsim-test $(O)/static/progs/coverletter \
+		$(O)/static/progs/churn
 	@mkdir -p $(LOGS)
 	set -o pipefail; python3 tools/kernels/test_summarize.py | tee $(LOGS)/summarize.log
 	tools/kernels/check-kernels.sh $(O) $(O)/static

@@ -990,8 +990,12 @@ int cmd_record(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	fflush(NULL);
 	child = fork();
-	if (child < 0)
-		return outfile_abort(&of), cli_error(-errno, "record: fork"), RECORD_FAILED;
+	if (child < 0) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
+		return outfile_abort(&of), cli_error(-e, "record: fork"), RECORD_FAILED;
+	}
 	if (child == 0) {
 		char c;
 
@@ -1025,6 +1029,7 @@ int cmd_record(int argc, char **argv)
 			trace_writer_close(&rc->w);
 			recorder_free(rc);
 			outfile_abort(&of);
+			sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
 			return RECORD_FAILED;
 		}
 	}
@@ -1041,6 +1046,7 @@ int cmd_record(int argc, char **argv)
 			recorder_free(rc);
 		}
 		outfile_abort(&of);
+		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
 		return RECORD_FAILED;
 	}
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -1051,9 +1057,20 @@ int cmd_record(int argc, char **argv)
 			s->exec_pending = 1; /* its first exec */
 		rc->t0_ns = now_ns();
 	}
-	if (write(go[1], "g", 1) != 1)
-		return outfile_abort(&of), cli_error(-errno, "record: starting the program"),
+	if (write(go[1], "g", 1) != 1) {
+		int e = errno;
+
+		kill(child, SIGKILL);
+		waitpid(child, NULL, __WALL);
+		if (rc) {
+			rec_perf_close(&rc->pp);
+			trace_writer_close(&rc->w);
+			recorder_free(rc);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
+		return outfile_abort(&of), cli_error(-e, "record: starting the program"),
 		       RECORD_FAILED;
+	}
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
 		waitpid(child, NULL, __WALL);
@@ -1063,6 +1080,7 @@ int cmd_record(int argc, char **argv)
 			recorder_free(rc);
 		}
 		outfile_abort(&of); /* an existing file stays as it was */
+		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
 		return cli_error(-err, "record: cannot run %s", argv[i]),
 		       err == ENOENT ? 127 : 126;
 	}

@@ -180,6 +180,10 @@ mkdir -p "$ROOT/bin" "$ROOT/progs" "$ROOT/scenarios"
 cp /bin/busybox "$ROOT/bin/busybox"
 cp "$S/thpsim" "$ROOT/thpsim"
 strip "$ROOT/thpsim" 2>/dev/null || true
+if [ -x "$S/thpsim-test" ]; then
+	cp "$S/thpsim-test" "$ROOT/thpsim-test"
+	strip "$ROOT/thpsim-test" 2>/dev/null || true
+fi
 for p in "$S"/progs/*; do cp "$p" "$ROOT/progs/"; done
 cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
 cp "$HERE/init" "$HERE/programs" "$ROOT/"

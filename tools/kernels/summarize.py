@@ -178,6 +178,21 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
                                        "model": d["model"], "kernel": d["kernel"]})
             elif res != "match":
                 k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
+    # the recorder's unit tests in the guest: "ok NAME", "FAIL NAME" and
+    # "N passed, N failed[, N skipped]"
+    k["unit"] = {"passed": 0, "failed": 0, "skipped": 0}
+    if "unit-record" in sec:
+        body = sec["unit-record"][0]
+        m = re.search(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$", body, re.M)
+        if m:
+            k["unit"] = {"passed": int(m.group(1)), "failed": int(m.group(2)),
+                         "skipped": int(m.group(3) or 0)}
+        else:
+            k["unit"]["failed"] = 1
+            k["problems"].append("the recorder's tests ended without a summary")
+        for line in body.splitlines():
+            if line.startswith("FAIL "):
+                k["problems"].append("recorder test %s failed" % line[5:].strip())
     save_traces(sec, results)
     rows, problems, notes = programs(sec)
     k["programs"] = rows
@@ -260,7 +275,10 @@ def main():
             skipped += 1
         elif k["status"] == "failed":
             failed += 1
-        passed += k["match"] + good
+        unit = k.get("unit", {"passed": 0, "failed": 0, "skipped": 0})
+        passed += k["match"] + good + unit["passed"]
+        failed += unit["failed"]
+        skipped += unit["skipped"]
         failed += k["diff"] + k["fail"] + k["error"] + (nprog - good)
         failed += k["other_problems"]
         skipped += k["skipped"]
