@@ -24,12 +24,13 @@ static void print_result_text(const struct scenario *s, const struct scn_result 
 	       r->error ? "error" : r->failed_expects ? "FAIL" : "pass");
 	for (int i = 0; i < r->nexpects; i++) {
 		const struct scn_expect_result *e = &r->expects[i];
+		char got[32];
 
 		if (!e->valid)
 			printf("  line %-4d %-52s %12s  not measured here\n", e->line, e->text, "-");
 		else
-			printf("  line %-4d %-52s %12lld  %s\n", e->line, e->text, (long long)e->got,
-			       e->ok ? "ok" : "FAILED");
+			printf("  line %-4d %-52s %12s  %s\n", e->line, e->text,
+			       scn_got_text(e, got, sizeof(got)), e->ok ? "ok" : "FAILED");
 	}
 	if (r->error)
 		printf("  %s\n", r->error_msg);

@@ -170,6 +170,7 @@ int cmd_validate(int argc, char **argv)
 	char **files = NULL;
 	int n = 0, cap = 0, json = 0, bad = 0, counts[5] = { 0 };
 	const struct kprofile *prof;
+	char got[32];
 	static const char *const kinds[] = { "match", "diff", "fail", "error", "skipped" };
 	struct json j;
 
@@ -299,15 +300,15 @@ int cmd_validate(int argc, char **argv)
 			if (strcmp(o->result, "match"))
 				for (int e = 0; e < m.nexpects; e++)
 					if (!m.expects[e].ok)
-						printf("         model fails line %d: %s (got %lld)\n",
+						printf("         model fails line %d: %s (got %s)\n",
 						       m.expects[e].line, m.expects[e].text,
-						       (long long)m.expects[e].got);
+						       scn_got_text(&m.expects[e], got, sizeof(got)));
 			if (!k.skipped && strcmp(o->result, "match"))
 				for (int e = 0; e < k.nexpects; e++)
 					if (!k.expects[e].ok)
-						printf("         kernel fails line %d: %s (got %lld)\n",
+						printf("         kernel fails line %d: %s (got %s)\n",
 						       k.expects[e].line, k.expects[e].text,
-						       (long long)k.expects[e].got);
+						       scn_got_text(&k.expects[e], got, sizeof(got)));
 		}
 		free(o);
 		scn_result_free(&m);

@@ -36,6 +36,8 @@ struct parser {
 	int cur_proc;
 	int exited[SCN_MAX_PROCS];
 	uint64_t region_len[SCN_MAX_REGIONS];
+	/* per process: the mmap that mapped each region, 0 while unmapped */
+	int region_line[SCN_MAX_PROCS][SCN_MAX_REGIONS];
 	int seen_op;
 	thps_machine *scratch; /* checks the values of "when" conditions */
 };
@@ -173,6 +175,10 @@ static int new_region(struct parser *p, int i, int *out)
 		return perr(p, t->col, "expected a region name (a letter, then letters, digits, _ or -), got '%.*s'",
 			    t->len, t->s);
 	r = find_name(p->s->regions, p->s->nregions, t);
+	if (r >= 0 && p->region_line[p->cur_proc][r])
+		return perr(p, t->col, "region '%.*s' is mapped already (line %d): munmap it first, "
+			    "or give this mapping another name", t->len, t->s,
+			    p->region_line[p->cur_proc][r]);
 	if (r < 0) {
 		if (p->s->nregions >= SCN_MAX_REGIONS)
 			return perr(p, t->col, "too many regions (at most %d)", SCN_MAX_REGIONS);
@@ -370,6 +376,23 @@ static int check_proc_alive(struct parser *p, int proc)
 	return 0;
 }
 
+/* A knob and value a step names: known, and a value it takes (checked on
+ * a scratch machine, so the message is the model's own). */
+static int check_knob(struct parser *p, const char *knob, const char *value, int kcol, int vcol)
+{
+	int err;
+
+	if (!p->scratch && thps_machine_new(&(struct thps_config){ .ram_bytes = 16ULL << 20 },
+					    &p->scratch))
+		return perr(p, 1, "out of memory");
+	err = thps_knob_set(p->scratch, knob, value);
+	if (err == -ENOENT)
+		return perr(p, kcol, "unknown knob '%s' ('thpsim knobs' lists them)", knob);
+	if (err && err != -EBUSY)
+		return perr(p, vcol, "%s", thps_last_error(p->scratch));
+	return 0;
+}
+
 /* "when KNOB=VALUE[,KNOB!=VALUE]...": the conditions into st->when, the
  * two words taken off the line.  Only steps that change no process or
  * region may be guarded, so every profile runs the same structure. */
@@ -387,9 +410,6 @@ static int parse_when(struct parser *p, struct scn_step *st)
 		return perr(p, p->t[2].col,
 			    "'when' guards expect, report, read, write and shrink only, not '%.*s'",
 			    p->t[2].len, p->t[2].s);
-	if (!p->scratch && thps_machine_new(&(struct thps_config){ .ram_bytes = 16ULL << 20 },
-					    &p->scratch))
-		return perr(p, 1, "out of memory");
 	for (int i = 0; i < c->len;) {
 		const char *cond = c->s + i, *comma = memchr(cond, ',', (size_t)(c->len - i));
 		int clen = comma ? (int)(comma - cond) : c->len - i, col = c->col + i, klen;
@@ -405,11 +425,9 @@ static int parse_when(struct parser *p, struct scn_step *st)
 		klen = (int)(eq - cond) - g->neg[n];
 		snprintf(g->knob[n], sizeof(g->knob[n]), "%.*s", klen, cond);
 		snprintf(g->value[n], sizeof(g->value[n]), "%.*s", (int)(cond + clen - eq - 1), eq + 1);
-		err = thps_knob_set(p->scratch, g->knob[n], g->value[n]);
-		if (err == -ENOENT)
-			return perr(p, col, "unknown knob '%s' ('thpsim knobs' lists them)", g->knob[n]);
-		if (err && err != -EBUSY)
-			return perr(p, col + klen + 1 + g->neg[n], "%s", thps_last_error(p->scratch));
+		err = check_knob(p, g->knob[n], g->value[n], col, col + klen + 1 + g->neg[n]);
+		if (err)
+			return err;
 		g->n++;
 		i += clen + 1;
 	}
@@ -445,6 +463,8 @@ static int parse_line(struct parser *p, struct scn_step *st)
 		st->op = SCN_SET;
 		tok_copy(&t[1], st->knob, sizeof(st->knob));
 		tok_copy(&t[2], st->knob_value, sizeof(st->knob_value));
+		if (check_knob(p, st->knob, st->knob_value, t[1].col, t[2].col))
+			return -1;
 		if (p->seen_op)
 			s->has_late_set = 1;
 		else
@@ -491,6 +511,7 @@ static int parse_line(struct parser *p, struct scn_step *st)
 			}
 		}
 		p->region_len[st->region] = st->len;
+		p->region_line[p->cur_proc][st->region] = p->line;
 		return 0;
 	}
 	if (tok_is(t, "munmap")) {
@@ -504,6 +525,8 @@ static int parse_line(struct parser *p, struct scn_step *st)
 			return -1;
 		else if (p->nt == 3)
 			st->len = st->len > st->off ? st->len - st->off : 0;
+		if (p->nt == 2)
+			p->region_line[p->cur_proc][st->region] = 0; /* the name is free */
 		return 0;
 	}
 	if (tok_is(t, "mprotect")) {
@@ -599,6 +622,8 @@ static int parse_line(struct parser *p, struct scn_step *st)
 			return perr(p, t[1].col, "too many processes (at most %d)", SCN_MAX_PROCS);
 		st->child = s->nprocs++;
 		tok_copy(&t[1], s->procs[st->child], SCN_NAME_MAX);
+		memcpy(p->region_line[st->child], p->region_line[p->cur_proc],
+		       sizeof(p->region_line[0]));
 		return 0;
 	}
 	if (tok_is(t, "proc")) {

@@ -71,6 +71,15 @@ const char *scn_cmp_name(enum scn_cmp c)
 	return n[c];
 }
 
+const char *scn_got_text(const struct scn_expect_result *e, char *buf, size_t len)
+{
+	if (e->page && e->got >= 0 && e->got < NR_PAGE_STATES)
+		snprintf(buf, len, "%s", scn_page_state_names[e->got]);
+	else
+		snprintf(buf, len, "%lld", (long long)e->got);
+	return buf;
+}
+
 void scn_add_expect(struct scn_result *r, const struct scn_step *st, int64_t got, int valid)
 {
 	struct scn_expect_result *e;
@@ -81,6 +90,7 @@ void scn_add_expect(struct scn_result *r, const struct scn_step *st, int64_t got
 	e->line = st->line;
 	e->valid = valid;
 	e->got = got;
+	e->page = st->fig.kind == FIG_PAGE;
 	e->ok = !valid || scn_compare(st->cmp, got, st->expect);
 	snprintf(e->text, sizeof(e->text), "%s", st->text);
 	if (!e->ok)

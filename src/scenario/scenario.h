@@ -138,8 +138,12 @@ struct scn_expect_result {
 	int ok;
 	int valid;
 	int64_t got;
+	int page;       /* got is an enum scn_page_state */
 	char text[160];
 };
+
+/* What an expectation found, as text: a number, or a page state's name. */
+const char *scn_got_text(const struct scn_expect_result *e, char *buf, size_t len);
 
 struct scn_result {
 	int skipped;
