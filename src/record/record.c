@@ -666,6 +666,30 @@ static void supervise(struct run *run, int sfd)
 
 /* ---- the command ---- */
 
+static void recorder_free(struct recorder *rc);
+
+/*
+ * The way out of cmd_record before the program runs: it is killed (kill:
+ * it may not be stopped yet) and reaped, the recorder's events closed and
+ * its trace abandoned, an existing output file left as it was, and the
+ * caller's signal mask restored.  Returns code.
+ */
+static int record_abandon(pid_t child, int kill_it, struct recorder *rc, struct outfile *of,
+			  const sigset_t *old, int code)
+{
+	if (kill_it)
+		kill(child, SIGKILL);
+	waitpid(child, NULL, __WALL);
+	if (rc) {
+		rec_perf_close(&rc->pp);
+		trace_writer_close(&rc->w);
+		recorder_free(rc);
+	}
+	outfile_abort(of);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	return code;
+}
+
 static void recorder_free(struct recorder *rc)
 {
 	free(rc->q);
@@ -1023,14 +1047,7 @@ int cmd_record(int argc, char **argv)
 				    sizeof(why));
 		if (err) {
 			cli_error(0, "record: cannot record: %s", why);
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			rec_perf_close(&rc->pp);
-			trace_writer_close(&rc->w);
-			recorder_free(rc);
-			outfile_abort(&of);
-			sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-			return RECORD_FAILED;
+			return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 		}
 	}
 	if (ptrace(PTRACE_SEIZE, child, 0,
@@ -1038,16 +1055,7 @@ int cmd_record(int argc, char **argv)
 				  PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT))) {
 		cli_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		if (rc) {
-			rec_perf_close(&rc->pp);
-			trace_writer_close(&rc->w);
-			recorder_free(rc);
-		}
-		outfile_abort(&of);
-		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return RECORD_FAILED;
+		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 	}
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (rc) {
@@ -1058,31 +1066,18 @@ int cmd_record(int argc, char **argv)
 		rc->t0_ns = now_ns();
 	}
 	if (write(go[1], "g", 1) != 1) {
-		int e = errno;
-
-		kill(child, SIGKILL);
-		waitpid(child, NULL, __WALL);
-		if (rc) {
-			rec_perf_close(&rc->pp);
-			trace_writer_close(&rc->w);
-			recorder_free(rc);
-		}
-		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return outfile_abort(&of), cli_error(-e, "record: starting the program"),
-		       RECORD_FAILED;
+		cli_error(-errno, "record: starting the program");
+		close(sfd);
+		close(errp[0]);
+		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 	}
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
-		waitpid(child, NULL, __WALL);
-		if (rc) {
-			rec_perf_close(&rc->pp);
-			trace_writer_close(&rc->w);
-			recorder_free(rc);
-		}
-		outfile_abort(&of); /* an existing file stays as it was */
-		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return cli_error(-err, "record: cannot run %s", argv[i]),
-		       err == ENOENT ? 127 : 126;
+		/* an existing file stays as it was */
+		cli_error(-err, "record: cannot run %s", argv[i]);
+		close(sfd);
+		close(errp[0]);
+		return record_abandon(child, 0, rc, &of, &old, err == ENOENT ? 127 : 126);
 	}
 	close(errp[0]);
 

@@ -40,6 +40,22 @@ TEST(scenario_errors_name_the_place)
 	ASSERT(strstr(err, "e.scn:1:34: transparent_hugepage/enabled: bad value 'sometimes'"));
 }
 
+TEST(scenario_guards_name_the_place)
+{
+	char err[512];
+
+	/* bad guards are errors at their column */
+	ASSERT_EQ(parse_msg("mmap A 2M\nwhen nonsense=1 expect Rss == 0\n", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "e.scn:2:6: unknown knob 'nonsense'"));
+	ASSERT_EQ(parse_msg("mmap A 2M\nwhen thpsim/zero_page=2 expect Rss == 0\n", err,
+			    sizeof(err)), -1);
+	ASSERT(strstr(err, "e.scn:2:23:"));
+	ASSERT_EQ(parse_msg("when thpsim/zero_page=1 mmap A 2M\n", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "e.scn:1:25: 'when' guards"));
+	ASSERT_EQ(parse_msg("mmap A 2M\nwhen zero_page expect Rss == 0\n", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "expected KNOB=VALUE"));
+}
+
 TEST(scenario_page_states_by_name)
 {
 	struct scenario s;
