@@ -403,8 +403,14 @@ static void print_text(const char *path, struct policy *pol, int n)
 {
 	uint64_t base = peak_anon(&pol[0].res);
 
-	printf("thpsim compare %s\n  recorded: %s (Linux %s)\n\n", path, pol[0].res.command,
+	printf("thpsim compare %s\n  recorded: %s (Linux %s)\n", path, pol[0].res.command,
 	       pol[0].res.kernel);
+	printf("  kernel profile: ");
+	for (int k = 0; k < n; k++)
+		printf("%s%s Linux %s, zero_page=%s", k ? "; " : "", pol[k].name,
+		       replay_knob(&pol[k].res, "thpsim/kernel"),
+		       replay_knob(&pol[k].res, "thpsim/zero_page"));
+	printf("\n  (the recording kernel's unless a policy sets thpsim/kernel)\n\n");
 	if (pol[0].res.partial) {
 		replay_print_partial(stdout, &pol[0].res);
 		printf("\n");
