@@ -113,11 +113,11 @@ typedef struct thps_proc thps_proc;
 	X(PageTables)
 
 #define THPS_ENUM_ITEM(name) THPS_VM_##name,
-enum thps_vm_item {
-	THPS_VM_EVENTS(THPS_ENUM_ITEM) THPS_NR_VM_EVENTS,
-	THPS_VM_GAUGES(THPS_ENUM_ITEM) THPS_NR_VM_ITEMS
-};
+enum thps_vm_item { THPS_VM_EVENTS(THPS_ENUM_ITEM) THPS_VM_GAUGES(THPS_ENUM_ITEM) THPS_NR_VM_ITEMS };
 #undef THPS_ENUM_ITEM
+/* The events come first: items 0 .. THPS_NR_VM_EVENTS - 1. */
+#define THPS_COUNT_ITEM(name) +1
+#define THPS_NR_VM_EVENTS (0 THPS_VM_EVENTS(THPS_COUNT_ITEM))
 #define THPS_ENUM_ITEM(name) THPS_PROC_##name,
 enum thps_proc_item { THPS_PROC_FIGURES(THPS_ENUM_ITEM) THPS_NR_PROC_ITEMS };
 #undef THPS_ENUM_ITEM

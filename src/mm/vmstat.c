@@ -13,7 +13,7 @@
 #include "internal.h"
 
 #define NAME_ITEM(name) #name,
-static const char *const vm_item_names[] = { THPS_VM_EVENTS(NAME_ITEM) "",
+static const char *const vm_item_names[] = { THPS_VM_EVENTS(NAME_ITEM)
 					     THPS_VM_GAUGES(NAME_ITEM) };
 static const char *const proc_item_names[] = { THPS_PROC_FIGURES(NAME_ITEM) };
 static const char *const meminfo_names[] = { THPS_MEMINFO(NAME_ITEM) };
@@ -21,7 +21,7 @@ static const char *const meminfo_names[] = { THPS_MEMINFO(NAME_ITEM) };
 
 const char *thps_vm_item_name(int item)
 {
-	if (item < 0 || item >= THPS_NR_VM_ITEMS || item == THPS_NR_VM_EVENTS)
+	if (item < 0 || item >= THPS_NR_VM_ITEMS)
 		return NULL;
 	return vm_item_names[item];
 }
@@ -61,7 +61,6 @@ void thps_vmstat(thps_machine *m, uint64_t out[THPS_NR_VM_ITEMS])
 	spin_unlock(&m->proc_lock);
 	for (int i = 0; i < THPS_NR_VM_ITEMS; i++)
 		out[i] = sum[i] < 0 ? 0 : (uint64_t)sum[i];
-	out[THPS_NR_VM_EVENTS] = 0;
 	out[THPS_VM_nr_free_pages] = nr_free_pages(m);
 }
 

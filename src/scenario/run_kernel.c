@@ -949,7 +949,7 @@ static int vm_value(struct kernel_run *k, int item, int64_t *v, char *why, size_
 		snprintf(why, len, "%s", k->hzp_why);
 		return 0;
 	}
-	if (item > THPS_NR_VM_EVENTS) {
+	if (item >= THPS_NR_VM_EVENTS) {
 		snprintf(why, len, "a system-wide gauge moved by the runner and other processes");
 		return 0;
 	}
