@@ -246,6 +246,25 @@ static long resident_pages(void)
 	return resident;
 }
 
+/* Is word a whole word of the kernel's command line? */
+static int cmdline_has(const char *word)
+{
+	char buf[4096];
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	size_t w = strlen(word);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (char *p = buf; (p = strstr(p, word)); p += w)
+		if ((p == buf || p[-1] == ' ') && (p[w] == ' ' || p[w] == '\n' || !p[w]))
+			return 1;
+	return 0;
+}
+
 /* Does a read fault map the zero page?  Reading 256 untouched 4 KiB
  * pages (no THP) leaves Rss alone where it does and adds 256 pages where
  * read faults allocate. */
@@ -273,8 +292,10 @@ static void probe_zero_page(struct kprofile *p)
 	}
 	snprintf(src, sizeof(src), "probe: reading %d untouched pages added %ld to Rss%s",
 		 PROBE_PAGES, after - before,
-		 after - before >= PROBE_PAGES / 2 ? " (read faults allocate: mm_forbids_zeropage)"
-						   : " (the zero page)");
+		 after - before < PROBE_PAGES / 2 ? " (the zero page)"
+		 : cmdline_has("pvm_no_zero_page=1")
+			 ? " (read faults allocate: pvm_no_zero_page=1 on the kernel command line)"
+			 : " (read faults allocate: no zero page on this kernel)");
 	kprofile_set(p, "thpsim/zero_page", after - before >= PROBE_PAGES / 2 ? "0" : "1", src);
 }
 
