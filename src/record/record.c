@@ -38,6 +38,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
 #include "record.h"
 #include "util/json.h"
 #include "util/kprofile.h"
@@ -59,6 +59,22 @@
 
 #define TASK_SIZE_X86_64 0x7ffffffff000ULL
 #define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
+
+/* "thpsim: MESSAGE" on stderr, with strerror(err) where err is nonzero;
+ * returns err (the CLI's convention, without depending on it). */
+__attribute__((format(printf, 2, 3))) static int rec_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("thpsim: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err)
+		fprintf(stderr, " (%s)", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+	return err;
+}
 
 /* x86-64 system calls traced, with the number of arguments kept. */
 static const struct {
@@ -789,7 +805,7 @@ void rec_shell_join(char *out, size_t len, char *const argv[])
 	}
 }
 
-static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
+static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib)
 {
 	struct utsname u;
 	char cmd[2048], buf[64];
@@ -822,7 +838,6 @@ static void build_header(struct trace_header *h, char **argv, size_t ring_mib)
 
 /* The recorder itself failed (it could not trace, or could not write the
  * trace): as env(1) and timeout(1), 125, which a program rarely returns. */
-#define RECORD_FAILED 125
 
 static int print_measured(struct run *run, struct outfile *of)
 {
@@ -845,39 +860,23 @@ static int print_measured(struct run *run, struct outfile *of)
 	json_end_object(&j);
 	fputc('\n', f);
 	if (of->f && outfile_commit(of, why, sizeof(why)))
-		return cli_error(0, "record: %s", why), RECORD_FAILED;
+		return rec_error(0, "record: %s", why), RECORD_FAILED;
 	return 0;
 }
 
 /* The program's exit code; killed by a signal, 128 + the signal, and main()
  * dies by it too. */
-static int exit_like(int st)
+static int exit_like(int st, int *sig)
 {
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st)) {
-		cli_exit_signal = WTERMSIG(st);
+		*sig = WTERMSIG(st);
 		return 128 + WTERMSIG(st);
 	}
 	return 1;
 }
 
-static const char usage_text[] =
-	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [-q] -- COMMAND [ARG]...\n"
-	"       thpsim record --measure [-o FILE.json] [--force] -- COMMAND [ARG]...\n"
-	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
-	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
-	"  -o TRACE     the trace; an existing file is replaced only with --force, a\n"
-	"               symbolic link never; written beside it as .TRACE.XXXXXX and\n"
-	"               renamed when complete\n"
-	"  --buffer MiB the kernel's ring buffer per CPU (default 64)\n"
-	"  -q, --quiet  no summary line\n"
-	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
-	"               write what the kernel reported for each process when it exited\n"
-	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
-	"  Exit status: COMMAND's (128 + N when killed by signal N), 126 or 127 when it\n"
-	"  cannot be run, 125 when the recorder failed (no tracing, the trace could not\n"
-	"  be written), 2 for bad arguments or an existing -o file without --force.";
 
 /* Close the trace and put it in place.  A trace whose writing failed is
  * kept only where no file stood before (its complete blocks are readable,
@@ -911,15 +910,18 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 	}
 	if (!err)
 		return 0;
-	cli_error(0, "record: %s", why);
+	rec_error(0, "record: %s", why);
 	return RECORD_FAILED;
 }
 
-int cmd_record(int argc, char **argv)
+int record_run(struct record_opts *o)
 {
-	const char *out = NULL;
-	uint64_t ring_mib = 64;
-	int measure = 0, i, go[2], errp[2], sfd, err, quiet = 0, force = 0, failed = 0;
+	const char *out = o->out;
+	const uint64_t ring_mib = o->ring_mib ? o->ring_mib : 64;
+	const int measure = o->measure, quiet = o->quiet, force = o->force;
+	char *const *argv = o->argv;
+	const int i = 0;
+	int go[2], errp[2], sfd, err, failed = 0;
 	struct outfile of = { 0 };
 	struct recorder *rc = NULL;
 	struct run run = { 0 };
@@ -927,37 +929,7 @@ int cmd_record(int argc, char **argv)
 	char why[512];
 	pid_t child;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))
-				return cli_usage("record: %s needs a value (a file name)\n%s", argv[i],
-						 usage_text);
-			out = argv[++i];
-		} else if (!strcmp(argv[i], "--force")) {
-			force = 1;
-		} else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
-			if (cli_parse_u64(argv[++i], &ring_mib) || !ring_mib || ring_mib > 4096)
-				return cli_usage("record: --buffer takes MiB, 1 to 4096");
-		} else if (!strcmp(argv[i], "--measure")) {
-			measure = 1;
-		} else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			puts(usage_text);
-			return 0;
-		} else if (argv[i][0] == '-') {
-			return cli_bad_option("record", argv[i], usage_text);
-		} else {
-			break;
-		}
-	}
-	if (i >= argc)
-		return cli_usage("record: no COMMAND to run\n%s", usage_text);
-	if (!out && !measure)
-		return cli_usage("record: -o TRACE is required\n%s", usage_text);
+	o->exit_signal = 0;
 	if (!measure) {
 		struct trace_header *h = malloc(sizeof(*h));
 
@@ -965,11 +937,11 @@ int cmd_record(int argc, char **argv)
 		if (!rc || !h) {
 			free(h);
 			free(rc);
-			return cli_error(-ENOMEM, "record");
+			return rec_error(-ENOMEM, "record");
 		}
 		err = rec_tracing_setup(&rc->pp, why, sizeof(why));
 		if (err) {
-			cli_error(0, "record: cannot record: %s", why);
+			rec_error(0, "record: cannot record: %s", why);
 			free(h);
 			free(rc);
 			return RECORD_FAILED;
@@ -991,20 +963,20 @@ int cmd_record(int argc, char **argv)
 		}
 		free(h);
 		if (err) {
-			cli_error(0, "record: %s", why);
+			rec_error(0, "record: %s", why);
 			free(rc);
 			return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 		}
 	} else if (geteuid() != 0) {
-		return cli_error(0, "record: --measure needs root (it follows the program with "
+		return rec_error(0, "record: --measure needs root (it follows the program with "
 				    "ptrace and reads its /proc files)"), RECORD_FAILED;
 	} else if (out && (err = outfile_open(&of, out, force, why, sizeof(why)))) {
-		cli_error(0, "record: %s", why);
+		rec_error(0, "record: %s", why);
 		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 	}
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return outfile_abort(&of), cli_error(-errno, "record: pipe"), RECORD_FAILED;
+		return outfile_abort(&of), rec_error(-errno, "record: pipe"), RECORD_FAILED;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
@@ -1018,7 +990,7 @@ int cmd_record(int argc, char **argv)
 		int e = errno;
 
 		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return outfile_abort(&of), cli_error(-e, "record: fork"), RECORD_FAILED;
+		return outfile_abort(&of), rec_error(-e, "record: fork"), RECORD_FAILED;
 	}
 	if (child == 0) {
 		char c;
@@ -1046,14 +1018,14 @@ int cmd_record(int argc, char **argv)
 		err = rec_perf_open(&rc->pp, child, traced, NR_TRACED, (size_t)ring_mib, why,
 				    sizeof(why));
 		if (err) {
-			cli_error(0, "record: cannot record: %s", why);
+			rec_error(0, "record: cannot record: %s", why);
 			return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 		}
 	}
 	if (ptrace(PTRACE_SEIZE, child, 0,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 				  PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT))) {
-		cli_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
+		rec_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
 		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 	}
@@ -1066,7 +1038,7 @@ int cmd_record(int argc, char **argv)
 		rc->t0_ns = now_ns();
 	}
 	if (write(go[1], "g", 1) != 1) {
-		cli_error(-errno, "record: starting the program");
+		rec_error(-errno, "record: starting the program");
 		close(sfd);
 		close(errp[0]);
 		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
@@ -1074,7 +1046,7 @@ int cmd_record(int argc, char **argv)
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
 		/* an existing file stays as it was */
-		cli_error(-err, "record: cannot run %s", argv[i]);
+		rec_error(-err, "record: cannot run %s", argv[i]);
 		close(sfd);
 		close(errp[0]);
 		return record_abandon(child, 0, rc, &of, &old, err == ENOENT ? 127 : 126);
@@ -1122,8 +1094,8 @@ int cmd_record(int argc, char **argv)
 		free(run.m);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	err = exit_like(run.status);
+	err = exit_like(run.status, &o->exit_signal);
 	if (failed)
-		cli_exit_signal = 0; /* the exit status says the recorder failed */
+		o->exit_signal = 0; /* the exit status says the recorder failed */
 	return failed ? failed : err;
 }

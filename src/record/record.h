@@ -87,4 +87,30 @@ int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid);
 /* Read pid's smaps_rollup into k (kB).  Returns the number of figures. */
 int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max);
 
+/* ---- record.c: the recorder as a library call ---- */
+
+/* The exit status when the recorder itself failed (no tracing, the trace
+ * could not be written). */
+#define RECORD_FAILED 125
+
+/* What to record ("thpsim record" parses it: src/cli/record_cmd.c). */
+struct record_opts {
+	const char *out;    /* the trace; with measure, the JSON file (NULL: stderr) */
+	size_t ring_mib;    /* the perf ring buffer per CPU (0: 64) */
+	int measure;        /* no trace: each process's smaps_rollup at its exit */
+	int quiet;          /* no summary line */
+	int force;          /* replace an existing out */
+	char *const *argv;  /* the command, NULL-terminated */
+	int exit_signal;    /* out: the program was killed by this signal */
+};
+
+/*
+ * Run the command under the recorder.  Returns an exit status: the
+ * command's (128 + N when signal N killed it, with o->exit_signal set),
+ * 127 or 126 when it cannot be run, 2 for an output file it must not
+ * replace, RECORD_FAILED.  Messages go to stderr; the caller's signal
+ * mask is as it was.
+ */
+int record_run(struct record_opts *o);
+
 #endif

@@ -41,15 +41,21 @@ static void need_tracing(void)
 		test_skip("%s", why);
 }
 
-/* thpsim record -q -o PATH -- sh -c CMD; returns its exit code. */
+/* The recorder as a library (record_run): sh -c CMD into PATH, quietly;
+ * its exit status, and the signal that killed it in rec_signal. */
+static int rec_signal;
 static int record_sh(const char *tag, const char *cmd)
 {
-	char *argv[] = { "record", "-q", "-o", path, "--", "/bin/sh", "-c", (char *)cmd, NULL };
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .argv = argv };
+	int rc;
 
 	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
 	unlink(path); /* record never overwrites a file */
 	fflush(stdout);
-	return cmd_record(8, argv);
+	rc = record_run(&o);
+	rec_signal = o.exit_signal;
+	return rc;
 }
 
 static void replay_with(const char *enabled)
@@ -182,8 +188,7 @@ TEST(record_passes_the_exit_status)
 	ASSERT_EQ(record_sh("st", "exit 7"), 7);
 	unlink(path);
 	ASSERT_EQ(record_sh("st", "kill -TERM $$; sleep 1"), 128 + 15);
-	ASSERT_EQ(cli_exit_signal, 15);
-	cli_exit_signal = 0;
+	ASSERT_EQ(rec_signal, 15);
 	unlink(path);
 	ASSERT_EQ(record_sh("st", "exec /nonexistent/program"), 127);
 	unlink(path);

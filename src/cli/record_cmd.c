@@ -1,0 +1,79 @@
+/*
+ * record_cmd.c - "thpsim record": the arguments, the usage text and the
+ * exit status; the recorder itself is a library call (src/record,
+ * record_run).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "record/record.h"
+
+static const char usage_text[] =
+	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [-q] -- COMMAND [ARG]...\n"
+	"       thpsim record --measure [-o FILE.json] [--force] -- COMMAND [ARG]...\n"
+	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
+	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
+	"  -o TRACE     the trace; an existing file is replaced only with --force, a\n"
+	"               symbolic link never; written beside it as .TRACE.XXXXXX and\n"
+	"               renamed when complete\n"
+	"  --buffer MiB the kernel's ring buffer per CPU (default 64)\n"
+	"  -q, --quiet  no summary line\n"
+	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
+	"               write what the kernel reported for each process when it exited\n"
+	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
+	"  Exit status: COMMAND's (128 + N when killed by signal N), 126 or 127 when it\n"
+	"  cannot be run, 125 when the recorder failed (no tracing, the trace could not\n"
+	"  be written), 2 for bad arguments or an existing -o file without --force.";
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	const char *out = NULL;
+	uint64_t ring_mib = 64;
+	int measure = 0, quiet = 0, force = 0, i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1]))
+				return cli_usage("record: %s needs a value (a file name)\n%s", argv[i],
+						 usage_text);
+			out = argv[++i];
+		} else if (!strcmp(argv[i], "--force")) {
+			force = 1;
+		} else if (!strcmp(argv[i], "--buffer") && i + 1 < argc) {
+			if (cli_parse_u64(argv[++i], &ring_mib) || !ring_mib || ring_mib > 4096)
+				return cli_usage("record: --buffer takes MiB, 1 to 4096");
+		} else if (!strcmp(argv[i], "--measure")) {
+			measure = 1;
+		} else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+			quiet = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			puts(usage_text);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			return cli_bad_option("record", argv[i], usage_text);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		return cli_usage("record: no COMMAND to run\n%s", usage_text);
+	if (!out && !measure)
+		return cli_usage("record: -o TRACE is required\n%s", usage_text);
+
+	o.out = out;
+	o.ring_mib = (size_t)ring_mib;
+	o.measure = measure;
+	o.quiet = quiet;
+	o.force = force;
+	o.argv = argv + i;
+	rc = record_run(&o);
+	/* a program killed by a signal: main() dies by it too */
+	cli_exit_signal = o.exit_signal;
+	return rc;
+}
