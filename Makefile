@@ -1,7 +1,11 @@
 # thpsim - a plain GNU Makefile.
 #
 #   make              library, header and the thpsim command (build/)
-#   make check        every test, then the ASan+UBSan build of the tests
+#   make check        every stage below, each even after one fails; ends with
+#                     "check: N passed, N failed[, N skipped]" (CHECK_KERNELS=0:
+#                     without the QEMU kernels)
+#   make check-unit, check-fuzz, check-asan, tsan, check-scenarios,
+#        check-layers, check-kernels   one stage alone
 #   make demo         the cover letter's program under three THP settings
 #   make bench        fault rates vs this kernel, the refcount experiment, memory
 #   make SAN=address,undefined check-unit   a sanitizer build of the tests
@@ -62,7 +66,8 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)
 SOAK := $(O)/thpsim-soak
 
-.PHONY: all install uninstall check check-unit check-asan check-fuzz check-scenarios tsan demo bench clean \
+.PHONY: all install uninstall check check-unit check-asan check-fuzz check-scenarios check-layers tsan \
+	demo bench clean \
 	progs validate soak fuzz fuzz-replay inject check-kernels
 
 all: $(LIB) $(BIN) $(PROGS)
@@ -110,81 +115,87 @@ $(O)/fuzz-%: $(O)/tests/fuzz/fuzz_%.o $(FUZZ_LINK)
 	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 # The unit tests run against a build with expensive checks on.
-# Each run's output is kept in $(O)/logs for the summary line at the end.
+#
+# Every command a stage runs goes through tools/check-run.sh, which keeps
+# its output in $(LOGS)/NAME.log and its exit status in $(LOGS)/NAME.rc for
+# tools/check-summary.sh.  Run alone, a stage stops at its first failing
+# command, as make does; make check sets CHECK_KEEP_GOING=1 so that every
+# command of every stage runs, and the summary says what failed.
+#
+# Each build folder has one make building into it: check-unit builds in
+# $(O)/test, check-fuzz in $(O)/fuzz, check-asan in $(O)/asan, tsan in
+# $(O)/tsan, check-kernels in $(O)/static; so the stages can run side by
+# side under -j without two compilers writing the same object or archive.
 LOGS := $(O)/logs
 SHELL := /bin/bash
+RUN := tools/check-run.sh $(LOGS)
 
 check-unit:
-	$(MAKE) --no-print-directory O=$(O)/test DEBUG=2 $(O)/test/thpsim-test $(O)/test/progs/coverletter $(O)/test/progs/churn
-	@mkdir -p $(LOGS)
-	set -o pipefail; THPSIM_PROGS=$(O)/test/progs $(O)/test/thpsim-test | tee $(LOGS)/unit.log
+	@$(RUN) unit-build $(MAKE) --no-print-directory O=$(O)/test DEBUG=2 \
+		$(O)/test/thpsim-test $(O)/test/progs/coverletter $(O)/test/progs/churn
+	@$(RUN) unit env THPSIM_PROGS=$(O)/test/progs $(O)/test/thpsim-test
 
 check-asan:
-	$(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 SAN=address,undefined OPT=-O1 \
+	@$(RUN) asan-build $(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 \
+		SAN=address,undefined OPT=-O1 \
 		$(O)/asan/thpsim-test $(O)/asan/progs/coverletter $(O)/asan/progs/churn \
 		$(O)/asan/thpsim-soak $(addprefix $(O)/asan/fuzz-replay-,$(FUZZ_TARGETS))
-	@mkdir -p $(LOGS)
-	set -o pipefail; ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		THPSIM_PROGS=$(O)/asan/progs $(O)/asan/thpsim-test | tee $(LOGS)/asan.log
-	set -o pipefail; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
-		for t in $(FUZZ_TARGETS); do \
-			$(O)/asan/fuzz-replay-$$t tests/fuzz/corpus/$$t || exit 1; \
-		done | tee $(LOGS)/asan-fuzz.log; \
-		$(O)/asan/thpsim-soak --ops 3000 --seed 7 | tee $(LOGS)/asan-soak.txt
+	@export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
+	$(RUN) asan env THPSIM_PROGS=$(O)/asan/progs $(O)/asan/thpsim-test && \
+	$(foreach t,$(FUZZ_TARGETS),$(RUN) asan-fuzz-$(t) $(O)/asan/fuzz-replay-$(t) tests/fuzz/corpus/$(t) &&) \
+	$(RUN) asan-soak $(O)/asan/thpsim-soak --ops 3000 --seed 7
 
 # The fuzz corpora replayed, a short fixed-seed soak, allocation-failure
 # injection at every allocation of every scenario, the regression files.
 SOAK_CHECK_OPS ?= 30000
 check-fuzz:
-	$(MAKE) --no-print-directory O=$(O)/test DEBUG=2 $(O)/test/thpsim-soak \
-		$(addprefix $(O)/test/fuzz-replay-,$(FUZZ_TARGETS))
-	@mkdir -p $(LOGS)
-	set -o pipefail; for t in $(FUZZ_TARGETS); do \
-		$(O)/test/fuzz-replay-$$t tests/fuzz/corpus/$$t || exit 1; \
-	done | tee $(LOGS)/fuzz-replay.log
-	set -o pipefail; $(O)/test/thpsim-soak --replay tests/fuzz/regress/*.ops | tee $(LOGS)/regress.log
-	set -o pipefail; $(O)/test/thpsim-soak --inject tests/fuzz/scenarios/*.ops | tee $(LOGS)/inject.log
-	set -o pipefail; $(O)/test/thpsim-soak --ops $(SOAK_CHECK_OPS) --seed 1 --metamorphic-every 16 | tee $(LOGS)/soak.txt
+	@$(RUN) fuzz-build $(MAKE) --no-print-directory O=$(O)/fuzz DEBUG=2 $(O)/fuzz/thpsim-soak \
+		$(addprefix $(O)/fuzz/fuzz-replay-,$(FUZZ_TARGETS))
+	@$(foreach t,$(FUZZ_TARGETS),$(RUN) fuzz-replay-$(t) $(O)/fuzz/fuzz-replay-$(t) tests/fuzz/corpus/$(t) &&) \
+	$(RUN) regress $(O)/fuzz/thpsim-soak --replay tests/fuzz/regress/*.ops && \
+	$(RUN) inject $(O)/fuzz/thpsim-soak --inject tests/fuzz/scenarios/*.ops && \
+	$(RUN) soak $(O)/fuzz/thpsim-soak --ops $(SOAK_CHECK_OPS) --seed 1 --metamorphic-every 16
 
 tsan:
-	$(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
+	@$(RUN) tsan-build $(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
 		$(O)/tsan/thpsim-test $(O)/tsan/thpsim-soak
-	@mkdir -p $(LOGS)
-	set -o pipefail; TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads | tee $(LOGS)/tsan.log
-	set -o pipefail; TSAN_OPTIONS="halt_on_error=1 suppressions=tests/fuzz/tsan.supp" \
-		$(O)/tsan/thpsim-soak --threads 4 --ops 8000 \
-		--seed 3 | tee $(LOGS)/tsan-soak.txt
+	@$(RUN) tsan env TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads && \
+	$(RUN) tsan-soak env TSAN_OPTIONS="halt_on_error=1 suppressions=tests/fuzz/tsan.supp" \
+		$(O)/tsan/thpsim-soak --threads 4 --ops 8000 --seed 3
 
 # The scenario corpus in the model and, where it can run, on this kernel
 # (its detected profile: thpsim kernel-profile); then in the model alone
 # under every kernel profile the corpus has expectations for.
 check-scenarios: $(BIN)
-	@mkdir -p $(LOGS)
-	set -o pipefail; $(BIN) kernel-profile | tee $(LOGS)/kernel-profile.txt
-	set -o pipefail; $(BIN) validate scenarios | tee $(LOGS)/scenarios.log
-	set -o pipefail; tools/check-profiles.sh $(BIN) scenarios | tee $(LOGS)/profiles.log
+	@$(RUN) kernel-profile $(BIN) kernel-profile && \
+	$(RUN) scenarios $(BIN) validate scenarios && \
+	$(RUN) profiles tools/check-profiles.sh $(BIN) scenarios
+
+# No lower layer includes a higher layer's header (docs/architecture.md).
+check-layers:
+	@$(RUN) layers tools/check-layers.sh
 
 # The same on real kernels: Debian's 6.1 and 6.12 booted in QEMU (TCG), with
 # a static thpsim and static tests/progs of their own build folder.  Where
 # QEMU or the kernels cannot be had, the kernels count as skipped
 # (tools/kernels/check-kernels.sh; CHECK_KERNELS=0 skips them on purpose).
+# The script writes $(LOGS)/kernels.log itself; its output, the same table,
+# is kept as kernels-qemu.log, which the summary counts.
 check-kernels:
-	$(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static PROG_LDFLAGS=-static \
-		$(O)/static/thpsim $(O)/static/thpsim-test $(O)/static/progs/coverletter \
-		$(O)/static/progs/churn
-	@mkdir -p $(LOGS)
-	set -o pipefail; python3 tools/kernels/test_summarize.py | tee $(LOGS)/summarize.log
-	tools/kernels/check-kernels.sh $(O) $(O)/static
+	@$(RUN) static-build $(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static \
+		PROG_LDFLAGS=-static $(O)/static/thpsim $(O)/static/thpsim-test \
+		$(O)/static/progs/coverletter $(O)/static/progs/churn
+	@$(RUN) summarize python3 tools/kernels/test_summarize.py && \
+	$(RUN) kernels-qemu tools/kernels/check-kernels.sh $(O) $(O)/static
 
-check: all
-	@rm -rf $(LOGS)
-	$(MAKE) --no-print-directory check-unit check-fuzz check-asan tsan check-scenarios check-kernels
-	@awk '{ sub(/^[a-z]+: /, "") } \
-		/^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$$/ { p += $$1; f += $$3; s += $$5 } \
-		END { print "make check: unit tests, fuzz corpora, regressions, failure injection, soak, ASan+UBSan, TSan, scenarios, kernels in QEMU"; \
-		      if (s) printf "check: %d passed, %d failed, %d skipped\n", p, f, s; \
-		      else printf "check: %d passed, %d failed\n", p, f; exit f > 0 }' \
-		$(LOGS)/*.log
+# Every stage, each command of each even after one fails; the last line is
+# "check: N passed, N failed[, N skipped]" and the status is 1 on any failure.
+CHECK_STAGES := check-unit check-fuzz check-asan tsan check-scenarios check-layers check-kernels
+check:
+	@rm -rf $(LOGS) && mkdir -p $(LOGS)
+	@$(RUN) build $(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k CHECK_KEEP_GOING=1 $(CHECK_STAGES); \
+		tools/check-summary.sh $(LOGS) $$?
 
 # make soak OPS=N SEED=S: N differential operations from seed S; ends with
 # "ops=N divergences=D seed=S" (a divergence is shrunk and printed).

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util/kprofile.h"
 
 int cli_exit_signal;
 
@@ -133,46 +132,35 @@ const char *cli_resolve_knob(const char *name, char *buf, size_t len)
 int cli_add_set(struct cli_sets *sets, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	char name[sizeof(sets->buf[0])];
-	size_t n;
+	char name[128], full[256];
 
 	if (!eq || eq == arg)
 		return cli_usage("--set takes KNOB=VALUE, not '%s' (thpsim knobs lists them)", arg);
-	if (sets->n >= CLI_MAX_SETS)
-		return cli_usage("too many --set arguments (at most %d)", CLI_MAX_SETS);
-	n = strlen(arg);
-	if (n >= sizeof(sets->buf[0]))
-		return cli_usage("--set argument too long");
 	/* the short names compare --policy takes (enabled, use_zero_page...)
 	 * are taken here too, and an unknown knob is an error now */
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
-	if (!cli_resolve_knob(name, sets->buf[sets->n], sizeof(sets->buf[0])))
+	if (!cli_resolve_knob(name, full, sizeof(full)))
 		return cli_usage("--set %s: no knob '%s' (thpsim knobs lists them)", arg, name);
-	n = strlen(sets->buf[sets->n]);
-	if (n + strlen(eq + 1) + 2 > sizeof(sets->buf[0]))
+	if (strlen(full) + strlen(eq) + 1 > sizeof(full))
 		return cli_usage("--set argument too long");
-	memcpy(sets->buf[sets->n] + n + 1, eq + 1, strlen(eq + 1) + 1);
-	sets->name[sets->n] = sets->buf[sets->n];
-	sets->value[sets->n] = sets->buf[sets->n] + n + 1;
-	sets->n++;
-	return 0;
+	strcat(full, eq);
+	switch (knob_sets_add(sets, full)) {
+	case 0:
+		return 0;
+	case -ENOSPC:
+		return cli_usage("too many --set arguments (at most %d)", KNOB_SETS_MAX);
+	case -ENAMETOOLONG:
+		return cli_usage("--set argument too long");
+	default:
+		return cli_usage("--set takes KNOB=VALUE, not '%s' (thpsim knobs lists them)", arg);
+	}
 }
 
 int cli_apply_sets(thps_machine *m, const struct cli_sets *sets)
 {
-	for (int i = 0; i < sets->n; i++) {
-		int err;
+	int bad, err = knob_sets_apply(m, sets, &bad);
 
-		if (!strcmp(sets->name[i], "thpsim/kernel") && !strcmp(sets->value[i], "auto"))
-			err = kprofile_apply(kprofile_host(), m);
-		else
-			err = thps_knob_set(m, sets->name[i], sets->value[i]);
-
-		if (err) {
-			cli_error(0, "--set %s=%s: %s", sets->name[i], sets->value[i], thps_last_error(m));
-			return err;
-		}
-	}
-	return 0;
+	if (err)
+		cli_error(0, "--set %s=%s: %s", sets->name[bad], sets->value[bad], thps_last_error(m));
+	return err;
 }
-

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "report.h"
+#include "scenario/report.h"
 
 struct demo_run {
 	const char *name;

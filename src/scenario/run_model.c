@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/report.h"
+#include "report.h"
 #include "scenario.h"
+#include "util/knobs.h"
 #include "util/kprofile.h"
 
 struct model_run {
 	const struct scenario *s;
 	struct scn_result *r;
-	const struct cli_sets *sets;
+	const struct knob_sets *sets;
 	thps_machine *m;
 	thps_proc *procs[SCN_MAX_PROCS];
 	uint64_t addr[SCN_MAX_PROCS][SCN_MAX_REGIONS];
@@ -39,14 +39,6 @@ static int step_error(struct model_run *x, const struct scn_step *st, int err)
 		 x->s->path, st->line, st->text, strerror(-err), *why ? " (" : "", why,
 		 *why ? ")" : ""); /* no empty "()" */
 	return err;
-}
-
-static int overridden(const struct cli_sets *sets, const char *knob)
-{
-	for (int i = 0; sets && i < sets->n; i++)
-		if (!strcmp(sets->name[i], knob))
-			return 1;
-	return 0;
 }
 
 /* VmPTE in a scenario counts PTE tables only: where the upper levels are
@@ -190,7 +182,7 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 
 	switch (st->op) {
 	case SCN_SET:
-		if (overridden(x->sets, st->knob))
+		if (knob_sets_has(x->sets, st->knob))
 			return 0;
 		return thps_knob_set(x->m, st->knob, st->knob_value);
 	case SCN_MMAP:
@@ -254,13 +246,13 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 }
 
 int scenario_run_model(const struct scenario *s, const struct kprofile *base,
-		       const struct cli_sets *sets, struct scn_result *r)
+		       const struct knob_sets *sets, struct scn_result *r)
 {
 	struct model_run x = { .s = s, .r = r, .sets = sets };
 	struct thps_config cfg = { .ram_bytes = 4ULL << 30 };
 	char *buf = NULL;
 	size_t len = 0;
-	int err;
+	int err, bad;
 
 	scn_result_init(r);
 	err = thps_machine_new(&cfg, &x.m);
@@ -271,8 +263,12 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 	}
 	if (base && (err = kprofile_apply(base, x.m)))
 		goto out;
-	if (sets && (err = cli_apply_sets(x.m, sets)))
+	if (sets && (err = knob_sets_apply(x.m, sets, &bad))) {
+		r->error = 1;
+		snprintf(r->error_msg, sizeof(r->error_msg), "%s: --set %s=%s: %s", s->path,
+			 sets->name[bad], sets->value[bad], thps_last_error(x.m));
 		goto out;
+	}
 	err = thps_proc_new(x.m, &x.procs[0]);
 	if (err)
 		goto out;

@@ -172,11 +172,11 @@ void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char 
 
 /* Run in the model: on a machine with the kernel profile "base" (NULL:
  * the model's default, Linux 6.18 with a zero page), then the file's
- * knobs; "sets" (NAME=VALUE) override the file's knobs. */
-struct cli_sets;
+ * knobs; "sets" (util/knobs.h, may be NULL) override the file's knobs. */
+struct knob_sets;
 struct kprofile;
 int scenario_run_model(const struct scenario *s, const struct kprofile *base,
-		       const struct cli_sets *sets, struct scn_result *r);
+		       const struct knob_sets *sets, struct scn_result *r);
 /* Run on the running kernel, whose profile is "profile" (its guards and
  * its thpsim/ settings are taken from it); a scenario that cannot run
  * here is skipped. */

@@ -2,12 +2,21 @@
  * harness.c - the test runner and the helpers of test.h.
  *
  * thpsim-test [NAME...] runs every test whose name contains one of the
- * arguments (all without arguments), each on a fresh machine, and ends with
- * "N passed, N failed".
+ * arguments (all without arguments), each on a fresh machine in a process
+ * of its own, and ends with "N passed, N failed[, N skipped]".
+ *
+ * A test runs in a child so that a crash (a segfault, an abort from a
+ * VM_BUG_ON, a sanitizer report) is one failure with the test's name and the
+ * signal, and the tests after it still run and the summary still appears.
+ * The child tells its result by exit status; anything else it does (a
+ * signal, another status such as LeakSanitizer's) is a failure.
+ * THPSIM_TEST_FORK=0 runs every test in the runner itself, for a debugger.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../test.h"
 
@@ -294,14 +303,60 @@ static int run_one(int i)
 	return 1;
 }
 
+/* How a child reports: its exit status (not 1, which is what a sanitizer
+ * that stops a test exits with). */
+enum { CHILD_PASSED = 0, CHILD_FAILED = 70, CHILD_SKIPPED = 77 };
+
+/* Run test i in a child; same return values as run_one.  The child exits
+ * through exit() so that LeakSanitizer checks each test on its own. */
+static int run_forked(int i)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		printf("FAIL %s\n     fork: %s\n", tests[i].name, strerror(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		int r = run_one(i);
+
+		fflush(stdout);
+		exit(r == 1 ? CHILD_PASSED : r == 2 ? CHILD_SKIPPED : CHILD_FAILED);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			printf("FAIL %s\n     waitpid: %s\n", tests[i].name, strerror(errno));
+			return 0;
+		}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_PASSED)
+		return 1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_SKIPPED)
+		return 2;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_FAILED)
+		return 0; /* it printed FAIL and why */
+	if (WIFSIGNALED(st))
+		printf("FAIL %s\n     the test's process died of signal %d (%s)\n", tests[i].name,
+		       WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		printf("FAIL %s\n     the test's process exited with status %d (a sanitizer's "
+		       "report is above)\n", tests[i].name, WEXITSTATUS(st));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *env = getenv("THPSIM_TEST_FORK");
+	int forking = !env || strcmp(env, "0");
 	int passed = 0, failed = 0, skipped = 0;
 
 	for (int i = 0; i < nr_tests; i++) {
 		if (!selected(tests[i].name, argc, argv))
 			continue;
-		switch (run_one(i)) {
+		switch (forking ? run_forked(i) : run_one(i)) {
 		case 1: passed++; break;
 		case 2: skipped++; break;
 		default: failed++; break;

@@ -3,6 +3,10 @@
  * step: /proc/vmstat counted from a base, each process's smaps_rollup and
  * status figures, and /proc/meminfo; printed as JSON (the REPORT object of
  * demo, run and replay) or as text.
+ *
+ * It sits with the scenario library, whose "report" step takes one, so that
+ * the library need not include the command line; demo (src/cli) uses it
+ * from above.
  */
 #ifndef THPSIM_REPORT_H
 #define THPSIM_REPORT_H
