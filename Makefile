@@ -31,7 +31,7 @@ WARN    := -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-protot
 # messages may be cut to their buffers on purpose (gcc warns, clang has no such option)
 WARN    += $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),,-Wno-format-truncation)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -DTHPS_DEBUG=$(DEBUG) \
-             -Iinclude -Isrc/mm -Isrc -pthread
+             -Iinclude -Isrc -pthread
 ifneq ($(SAN),)
 ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
@@ -49,6 +49,11 @@ TEST_SRC := $(wildcard tests/unit/*.c)
 MM_OBJ  := $(MM_SRC:%.c=$(O)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
+
+# The model's own headers (src/mm/*.h) are for src/mm and the unit tests
+# that look inside it (white-box); every other file sees include/thpsim.h.
+WHITEBOX_TESTS := test_page_alloc test_fault_run test_regress_internal
+$(MM_OBJ) $(patsubst %,$(O)/tests/unit/%.o,$(WHITEBOX_TESTS)): ALL_CFLAGS += -Isrc/mm
 
 LIB  := $(O)/libthpsim.a
 BIN  := $(O)/thpsim

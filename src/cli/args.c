@@ -129,7 +129,7 @@ const char *cli_resolve_knob(const char *name, char *buf, size_t len)
 	return NULL;
 }
 
-int cli_add_set(struct cli_sets *sets, const char *arg)
+int cli_add_set(struct knob_sets *sets, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char name[128], full[256];
@@ -156,7 +156,7 @@ int cli_add_set(struct cli_sets *sets, const char *arg)
 	}
 }
 
-int cli_apply_sets(thps_machine *m, const struct cli_sets *sets)
+int cli_apply_sets(thps_machine *m, const struct knob_sets *sets)
 {
 	int bad, err = knob_sets_apply(m, sets, &bad);
 

@@ -11,14 +11,8 @@
 #include "thpsim.h"
 #include "util/knobs.h"
 
-/*
- * --set KNOB=VALUE arguments, applied to every machine a command makes: the
- * knob list of util/knobs.h, which the scenario library takes too.  The old
- * name stays for compare.c and replay.c, which other work is changing now;
- * renaming them to struct knob_sets and dropping this alias is a follow-up
- * of issue 15.
- */
-#define cli_sets knob_sets
+/* --set KNOB=VALUE arguments, applied to every machine a command makes, are
+ * a struct knob_sets (util/knobs.h), which the scenario library takes too. */
 
 /* A command that ran a program killed by a signal sets this; main() then
  * dies by the same signal, so a shell sees what the program did. */
@@ -34,7 +28,7 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_format(const char *s, int *json);
 /* KNOB=VALUE; KNOB may leave out transparent_hugepage/ (enabled=always);
  * an unknown knob is a usage error (2). */
-int cli_add_set(struct cli_sets *sets, const char *arg);
+int cli_add_set(struct knob_sets *sets, const char *arg);
 /* The full name of a knob given as is or without its transparent_hugepage/,
  * .../khugepaged/ or thpsim/ prefix, in buf; NULL when none. */
 const char *cli_resolve_knob(const char *name, char *buf, size_t len);
@@ -45,7 +39,7 @@ int cli_bad_option(const char *cmd, const char *arg, const char *usage);
 int cli_wants_help(int argc, char **argv);
 /* Apply the sets to m; prints the error and returns it on failure.
  * "thpsim/kernel=auto" applies the running kernel's detected profile. */
-int cli_apply_sets(thps_machine *m, const struct cli_sets *sets);
+int cli_apply_sets(thps_machine *m, const struct knob_sets *sets);
 
 struct json;
 struct scenario;

@@ -62,7 +62,7 @@ static const char usage_text[] =
 static char knob_names[MAX_POLICIES][REPLAY_MAX_KNOBS][96];
 
 static int parse_policy(struct policy *p, int idx, const char *name, const char *spec,
-			const struct cli_sets *sets)
+			const struct knob_sets *sets)
 {
 	char *save = NULL, *tok;
 
@@ -492,7 +492,7 @@ static void print_json(const char *path, struct policy *pol, int n)
 int cmd_compare(int argc, char **argv)
 {
 	static struct policy pol[MAX_POLICIES];
-	struct cli_sets sets = { 0 };
+	struct knob_sets sets = { 0 };
 	struct replay_opts common = { .progress = 1 };
 	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
 	char namebuf[MAX_POLICIES][64];

@@ -39,7 +39,7 @@ struct demo_result {
 
 #define MIB (1ULL << 20)
 
-static int run_one(const struct demo_run *run, uint64_t size, const struct cli_sets *sets,
+static int run_one(const struct demo_run *run, uint64_t size, const struct knob_sets *sets,
 		   struct demo_result *res)
 {
 	struct thps_config cfg = { .ram_bytes = (size * 2 + 512 * MIB) > (4096 * MIB)
@@ -104,7 +104,7 @@ out:
 	return err;
 }
 
-static void print_json(uint64_t size, const struct demo_result *res, const struct cli_sets *sets)
+static void print_json(uint64_t size, const struct demo_result *res, const struct knob_sets *sets)
 {
 	struct json j;
 
@@ -134,7 +134,7 @@ static void print_json(uint64_t size, const struct demo_result *res, const struc
 	json_finish(&j);
 }
 
-static void print_text(uint64_t size, const struct demo_result *res, const struct cli_sets *sets)
+static void print_text(uint64_t size, const struct demo_result *res, const struct knob_sets *sets)
 {
 	const struct report *never = &res[0].after_read, *hzp = &res[1].after_read,
 			    *nohzp = &res[2].after_read;
@@ -185,7 +185,7 @@ static void print_text(uint64_t size, const struct demo_result *res, const struc
 int cmd_demo(int argc, char **argv)
 {
 	struct demo_result res[NR_RUNS];
-	struct cli_sets sets = { 0 };
+	struct knob_sets sets = { 0 };
 	uint64_t size_mib = 200;
 	int json = 0;
 

@@ -23,7 +23,7 @@ static const char usage_text[] =
 	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
 	"[--quiet]";
 
-int replay_parse_common(int argc, char **argv, int *i, struct cli_sets *sets,
+int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib)
 {
 	if (!strcmp(argv[*i], "--set") && *i + 1 < argc) {
@@ -44,7 +44,7 @@ int replay_parse_common(int argc, char **argv, int *i, struct cli_sets *sets,
 	return -1;
 }
 
-void replay_opts_add_sets(struct replay_opts *o, const struct cli_sets *sets)
+void replay_opts_add_sets(struct replay_opts *o, const struct knob_sets *sets)
 {
 	for (int k = 0; k < sets->n && o->nknobs < REPLAY_MAX_KNOBS; k++) {
 		o->knob_name[o->nknobs] = sets->name[k];
@@ -405,7 +405,7 @@ static void print_csv(const struct replay_result *res)
 int cmd_replay(int argc, char **argv)
 {
 	static struct replay_result res;
-	struct cli_sets sets = { 0 };
+	struct knob_sets sets = { 0 };
 	struct replay_opts o = { .progress = 1 };
 	const char *path = NULL, *format = "text";
 	uint64_t ram_gib = 0;

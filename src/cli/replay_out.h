@@ -13,9 +13,9 @@
 
 /* --set, --ram, --quiet: 0 when argv[*i] was one (consumed), 2 on a bad
  * one (message printed), -1 when it is not a common option. */
-int replay_parse_common(int argc, char **argv, int *i, struct cli_sets *sets,
+int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib);
-void replay_opts_add_sets(struct replay_opts *o, const struct cli_sets *sets);
+void replay_opts_add_sets(struct replay_opts *o, const struct knob_sets *sets);
 /* The value of a knob in force during the replay ("?" if unknown). */
 const char *replay_knob(const struct replay_result *res, const char *name);
 /* Sum of the processes' final figures, each taken when it ended. */

@@ -108,7 +108,7 @@ void scn_result_json(struct json *j, const struct scenario *s, const struct scn_
 static int run_cmd(int argc, char **argv, int kernel)
 {
 	const char *cmd = kernel ? "kernel" : "run";
-	struct cli_sets sets = { 0 };
+	struct knob_sets sets = { 0 };
 	const char *path = NULL;
 	struct scenario s;
 	struct scn_result r;
