@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util/sysfile.h"
 
 int cli_exit_signal;
 
@@ -15,13 +16,9 @@ int cli_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("thpsim: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg_verror(err, fmt, ap);
 	va_end(ap);
-	if (err)
-		fprintf(stderr, " (%s)", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
 	return err;
 }
 

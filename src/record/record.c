@@ -56,25 +56,11 @@
 #include "util/json.h"
 #include "util/kprofile.h"
 #include "util/outfile.h"
+#include "util/sysfile.h"
 
 #define TASK_SIZE_X86_64 0x7ffffffff000ULL
 #define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
 
-/* "thpsim: MESSAGE" on stderr, with strerror(err) where err is nonzero;
- * returns err (the CLI's convention, without depending on it). */
-__attribute__((format(printf, 2, 3))) static int rec_error(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("thpsim: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (err)
-		fprintf(stderr, " (%s)", strerror(err < 0 ? -err : err));
-	fputc('\n', stderr);
-	return err;
-}
 
 /* x86-64 system calls traced, with the number of arguments kept. */
 static const struct {
@@ -860,7 +846,7 @@ static int print_measured(struct run *run, struct outfile *of)
 	json_end_object(&j);
 	fputc('\n', f);
 	if (of->f && outfile_commit(of, why, sizeof(why)))
-		return rec_error(0, "record: %s", why), RECORD_FAILED;
+		return msg_error(0, "record: %s", why), RECORD_FAILED;
 	return 0;
 }
 
@@ -910,7 +896,7 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 	}
 	if (!err)
 		return 0;
-	rec_error(0, "record: %s", why);
+	msg_error(0, "record: %s", why);
 	return RECORD_FAILED;
 }
 
@@ -937,11 +923,11 @@ int record_run(struct record_opts *o)
 		if (!rc || !h) {
 			free(h);
 			free(rc);
-			return rec_error(-ENOMEM, "record");
+			return msg_error(-ENOMEM, "record");
 		}
 		err = rec_tracing_setup(&rc->pp, why, sizeof(why));
 		if (err) {
-			rec_error(0, "record: cannot record: %s", why);
+			msg_error(0, "record: cannot record: %s", why);
 			free(h);
 			free(rc);
 			return RECORD_FAILED;
@@ -963,20 +949,20 @@ int record_run(struct record_opts *o)
 		}
 		free(h);
 		if (err) {
-			rec_error(0, "record: %s", why);
+			msg_error(0, "record: %s", why);
 			free(rc);
 			return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 		}
 	} else if (geteuid() != 0) {
-		return rec_error(0, "record: --measure needs root (it follows the program with "
+		return msg_error(0, "record: --measure needs root (it follows the program with "
 				    "ptrace and reads its /proc files)"), RECORD_FAILED;
 	} else if (out && (err = outfile_open(&of, out, force, why, sizeof(why)))) {
-		rec_error(0, "record: %s", why);
+		msg_error(0, "record: %s", why);
 		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 	}
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return outfile_abort(&of), rec_error(-errno, "record: pipe"), RECORD_FAILED;
+		return outfile_abort(&of), msg_error(-errno, "record: pipe"), RECORD_FAILED;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
@@ -990,7 +976,7 @@ int record_run(struct record_opts *o)
 		int e = errno;
 
 		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return outfile_abort(&of), rec_error(-e, "record: fork"), RECORD_FAILED;
+		return outfile_abort(&of), msg_error(-e, "record: fork"), RECORD_FAILED;
 	}
 	if (child == 0) {
 		char c;
@@ -1018,14 +1004,14 @@ int record_run(struct record_opts *o)
 		err = rec_perf_open(&rc->pp, child, traced, NR_TRACED, (size_t)ring_mib, why,
 				    sizeof(why));
 		if (err) {
-			rec_error(0, "record: cannot record: %s", why);
+			msg_error(0, "record: cannot record: %s", why);
 			return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 		}
 	}
 	if (ptrace(PTRACE_SEIZE, child, 0,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 				  PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT))) {
-		rec_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
+		msg_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
 		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
 	}
@@ -1038,7 +1024,7 @@ int record_run(struct record_opts *o)
 		rc->t0_ns = now_ns();
 	}
 	if (write(go[1], "g", 1) != 1) {
-		rec_error(-errno, "record: starting the program");
+		msg_error(-errno, "record: starting the program");
 		close(sfd);
 		close(errp[0]);
 		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
@@ -1046,7 +1032,7 @@ int record_run(struct record_opts *o)
 	close(go[1]);
 	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
 		/* an existing file stays as it was */
-		rec_error(-err, "record: cannot run %s", argv[i]);
+		msg_error(-err, "record: cannot run %s", argv[i]);
 		close(sfd);
 		close(errp[0]);
 		return record_abandon(child, 0, rc, &of, &old, err == ENOENT ? 127 : 126);

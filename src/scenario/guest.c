@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "util/sysfile.h"
 
 #define KNOB_PREFIX "transparent_hugepage/"
 
@@ -41,55 +42,8 @@ int scn_cmdline_is_guest(const char *cmdline)
 	return 0;
 }
 
-static ssize_t slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
 
-	if (fd < 0)
-		return -errno;
-	while ((size_t)n < len - 1 && (r = read(fd, buf + n, len - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
-	buf[n] = 0;
-	return n;
-}
 
-/* The value of a sysfs setting: the bracketed choice of "always [madvise]
- * never", or the whole line of a plain one ("511"). */
-static int current_value(const char *path, char *out, size_t len)
-{
-	char buf[256], *a, *b, *nl;
-
-	if (slurp(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (a && b) {
-		*b = 0;
-		snprintf(out, len, "%s", a + 1);
-		return 0;
-	}
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = 0;
-	snprintf(out, len, "%s", buf);
-	return 0;
-}
-
-static int write_value(const char *path, const char *v)
-{
-	/* O_TRUNC as a shell's ">" does: sysfs takes the value either way, a
-	 * test's plain file then holds just the value */
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
 
 /* A knob name we may turn into a path: below transparent_hugepage/, no
  * way out of it. */
@@ -105,7 +59,7 @@ int scn_guest_thp_apply_at(const struct scenario *s, struct scn_guest_thp *saved
 	char buf[4096];
 
 	saved->n = 0;
-	if (slurp(cmdline, buf, sizeof(buf)) <= 0 || !scn_cmdline_is_guest(buf))
+	if (sysfile_read(cmdline, buf, sizeof(buf)) <= 0 || !scn_cmdline_is_guest(buf))
 		return 0;
 	/* a knob set after the first step is not applied: the run skips it */
 	if (s->has_late_set)
@@ -117,11 +71,11 @@ int scn_guest_thp_apply_at(const struct scenario *s, struct scn_guest_thp *saved
 		if (st->op != SCN_SET || !safe_knob(st->knob))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", sysdir, st->knob + strlen(KNOB_PREFIX));
-		if (current_value(path, old, sizeof(old)))
+		if (sysfile_choice(path, old, sizeof(old)))
 			continue; /* not on this kernel: the run says so */
 		if (!strcmp(old, st->knob_value))
 			continue;
-		if (write_value(path, st->knob_value))
+		if (sysfile_write(path, st->knob_value))
 			continue; /* a value this kernel refuses: the run compares and skips */
 		snprintf(saved->saved[saved->n].path, sizeof(saved->saved[0].path), "%s", path);
 		snprintf(saved->saved[saved->n].old, sizeof(saved->saved[0].old), "%s", old);
@@ -134,7 +88,7 @@ void scn_guest_thp_restore(struct scn_guest_thp *saved)
 {
 	while (saved->n > 0) {
 		saved->n--;
-		if (write_value(saved->saved[saved->n].path, saved->saved[saved->n].old))
+		if (sysfile_write(saved->saved[saved->n].path, saved->saved[saved->n].old))
 			fprintf(stderr, "thpsim: cannot restore %s to '%s'\n",
 				saved->saved[saved->n].path, saved->saved[saved->n].old);
 	}

@@ -49,6 +49,7 @@
 #include "scenario.h"
 #include "util/json.h"
 #include "util/kprofile.h"
+#include "util/sysfile.h"
 
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
 
@@ -88,31 +89,7 @@ struct worker {
 };
 
 /* ---- small helpers that allocate nothing (workers must not fault) ---- */
-static ssize_t read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
 
-	if (fd < 0)
-		return -errno;
-	while ((size_t)n < len - 1 && (r = read(fd, buf + n, len - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
-	buf[n] = 0;
-	return n;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
 
 /* The value after "key:" (or "key " in /proc/vmstat) on its own line. */
 static int find_field(const char *buf, const char *key, char sep, int64_t *out)
@@ -254,7 +231,7 @@ static int fits_in_memory(const struct scenario *s, struct scn_result *r)
 	for (int i = 0; i < s->nsteps; i++)
 		if (s->steps[i].op == SCN_READ || s->steps[i].op == SCN_WRITE)
 			need += (s->steps[i].len + huge - 1) / huge * huge + huge;
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 ||
+	if (sysfile_read("/proc/meminfo", buf, sizeof(buf)) <= 0 ||
 	    find_field(buf, "MemAvailable", ':', &avail_kb) || avail_kb < 0)
 		return 0; /* cannot tell: run it */
 	if (need <= (uint64_t)avail_kb << 10)
@@ -301,7 +278,7 @@ __attribute__((noinline)) static void grow_stack(void)
 static void warm(const struct worker *w)
 {
 	grow_stack();
-	if (read_file("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
 		return;
 	for (char *line = maps_buf; line && *line;) {
 		char *nl = strchr(line, '\n');
@@ -345,7 +322,7 @@ static int64_t upper_tables(void)
 	uint64_t last_pmd = ~0ULL, last_pud = ~0ULL;
 	int64_t n = 0;
 
-	if (read_file("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
 		return 0;
 	for (char *line = maps_buf; line && *line;) {
 		unsigned long long start, end;
@@ -387,7 +364,7 @@ static void read_figures(const struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS]
 
 	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 		fig[i] = 0;
-	if (read_file("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) > 0) {
+	if (sysfile_read("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) > 0) {
 		for (char *line = smaps_buf; line && *line;) {
 			char *nl = strchr(line, '\n');
 			unsigned long long start, end;
@@ -412,7 +389,7 @@ static void read_figures(const struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS]
 	}
 	fig[THPS_PROC_VmRSS] = fig[THPS_PROC_Rss];
 	fig[THPS_PROC_RssAnon] = fig[THPS_PROC_Anonymous];
-	if (read_file("/proc/self/status", proc_buf, sizeof(proc_buf)) > 0) {
+	if (sysfile_read("/proc/self/status", proc_buf, sizeof(proc_buf)) > 0) {
 		find_field(proc_buf, "VmHWM", ':', &fig[THPS_PROC_VmHWM]);
 		find_field(proc_buf, "VmPTE", ':', &fig[THPS_PROC_VmPTE]);
 		find_field(proc_buf, "VmSize", ':', &fig[THPS_PROC_VmSize]);
@@ -670,7 +647,7 @@ static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
 {
 	static char buf[1 << 14];
 
-	if (read_file("/proc/vmstat", buf, sizeof(buf)) <= 0)
+	if (sysfile_read("/proc/vmstat", buf, sizeof(buf)) <= 0)
 		return -1;
 	for (int i = 0; i < THPS_NR_VM_ITEMS; i++) {
 		const char *name = thps_vm_item_name(i);
@@ -681,28 +658,6 @@ static int read_vmstat(int64_t v[THPS_NR_VM_ITEMS])
 	return 0;
 }
 
-/* The bracketed choice of a sysfs file like "always [madvise] never". */
-static int sysfs_choice(const char *file, char *out, size_t len)
-{
-	char buf[256], *a, *b;
-
-	if (read_file(file, buf, sizeof(buf)) <= 0)
-		return -1;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (!a || !b) {
-		/* a plain value: "1\n" */
-		char *nl = strchr(buf, '\n');
-
-		if (nl)
-			*nl = 0;
-		snprintf(out, len, "%s", buf);
-		return 0;
-	}
-	*b = 0;
-	snprintf(out, len, "%s", a + 1);
-	return 0;
-}
 
 static int skip(struct scn_result *r, const char *fmt, const char *a, const char *b)
 {
@@ -750,10 +705,10 @@ static int plan_settings(const struct scenario *s, struct scn_result *r, int *em
 	     want[32];
 
 	*emulate = EMU_NONE;
-	if (sysfs_choice(SYS_THP "enabled", global, sizeof(global)))
+	if (sysfile_choice(SYS_THP "enabled", global, sizeof(global)))
 		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", SYS_THP,
 			    "enabled");
-	sysfs_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+	sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
 	snprintf(want_global, sizeof(want_global), "%s", "madvise"); /* the model's default */
 	if (s->has_late_set)
 		return skip(r, "%s%s", "a knob set after the first step cannot be emulated on the kernel",
@@ -777,7 +732,7 @@ static int plan_settings(const struct scenario *s, struct scn_result *r, int *em
 		if (strncmp(st->knob, "transparent_hugepage/", 21))
 			return skip(r, "unknown knob %s%s", st->knob, "");
 		snprintf(path, sizeof(path), "%s%s", SYS_THP, st->knob + 21);
-		if (sysfs_choice(path, have, sizeof(have)))
+		if (sysfile_choice(path, have, sizeof(have)))
 			return skip(r, "this kernel has no %s%s", path, "");
 		if (strcmp(have, st->knob_value)) {
 			char why[200];
@@ -820,7 +775,7 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		return;
 	}
 	if (emulate == EMU_DISABLE || !strcmp(kprofile_get(k->profile, "thpsim/zero_page"), "0") ||
-	    (sysfs_choice(SYS_THP "use_zero_page", use, sizeof(use)) == 0 && !strcmp(use, "0"))) {
+	    (sysfile_choice(SYS_THP "use_zero_page", use, sizeof(use)) == 0 && !strcmp(use, "0"))) {
 		k->hzp_comparable = 1; /* no huge zero page can be used at all */
 		return;
 	}
@@ -829,16 +784,16 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 
 		/* use_zero_page=0 or THP never (a check-kernels guest sets them
 		 * for real): no fault allocates one, the counter stays put */
-		sysfs_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
-		sysfs_choice(SYS_THP "enabled", g, sizeof(g));
-		sysfs_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+		sysfile_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
+		sysfile_choice(SYS_THP "enabled", g, sizeof(g));
+		sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
 		effective_mode(g, pmd, mode, sizeof(mode));
 		if (!strcmp(zp, "0") || !strcmp(mode, "never")) {
 			k->hzp_comparable = 1;
 			return;
 		}
 	}
-	write_file("/proc/sys/vm/drop_caches", "2");
+	sysfile_write("/proc/sys/vm/drop_caches", "2");
 	read_vmstat(v0);
 	pid = fork();
 	if (pid == 0) {
@@ -854,7 +809,7 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	read_vmstat(v1);
-	write_file("/proc/sys/vm/drop_caches", "2");
+	sysfile_write("/proc/sys/vm/drop_caches", "2");
 	if (v1[THPS_VM_thp_zero_page_alloc] > v0[THPS_VM_thp_zero_page_alloc]) {
 		k->hzp_comparable = 1;
 		return;
@@ -1033,7 +988,7 @@ static void write_report(struct kernel_run *k, int line, const char *label)
 	}
 	json_end_array(&j);
 	json_begin_object(&j, "meminfo");
-	if (read_file("/proc/meminfo", buf, sizeof(buf)) > 0)
+	if (sysfile_read("/proc/meminfo", buf, sizeof(buf)) > 0)
 		for (size_t i = 0; i < sizeof(meminfo) / sizeof(meminfo[0]); i++) {
 			int64_t v = 0;
 
@@ -1076,7 +1031,7 @@ static int control_step_raw(struct kernel_run *k, int i)
 	case SCN_PROC:
 		return 0;
 	case SCN_SHRINK:
-		if (write_file("/proc/sys/vm/drop_caches", "2"))
+		if (sysfile_write("/proc/sys/vm/drop_caches", "2"))
 			return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
 		return 0;
 	case SCN_EXPECT:

@@ -22,6 +22,7 @@
 
 #include "util/json.h"
 #include "util/kprofile.h"
+#include "util/sysfile.h"
 
 #define KERNEL_KNOB "thpsim/kernel"
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
@@ -231,16 +232,9 @@ static long resident_pages(void)
 {
 	char buf[128];
 	long size = 0, resident = -1;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (sysfile_read("/proc/self/statm", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	if (sscanf(buf, "%ld %ld", &size, &resident) != 2)
 		return -1;
 	return resident;
@@ -250,15 +244,10 @@ static long resident_pages(void)
 static int cmdline_has(const char *word)
 {
 	char buf[4096];
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	size_t w = strlen(word);
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (sysfile_read("/proc/cmdline", buf, sizeof(buf)) <= 0)
 		return 0;
-	buf[n] = 0;
 	for (char *p = buf; (p = strstr(p, word)); p += w)
 		if ((p == buf || p[-1] == ' ') && (p[w] == ' ' || p[w] == '\n' || !p[w]))
 			return 1;
@@ -302,15 +291,9 @@ static void probe_zero_page(struct kprofile *p)
 static void host_facts(struct kprofile *p)
 {
 	static char buf[1 << 14];
-	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
 
 	p->nmissing = 0;
-	if (fd >= 0) {
-		while ((size_t)n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-			n += r;
-		close(fd);
-		buf[n] = 0;
+	if (sysfile_read("/proc/vmstat", buf, sizeof(buf)) > 0) {
 		for (int i = 0; i < THPS_NR_VM_ITEMS; i++) {
 			const char *name = thps_vm_item_name(i);
 			size_t k;
