@@ -434,7 +434,9 @@ static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep
 		int adv = st->advice == THPS_MADV_DONTNEED ? MADV_DONTNEED :
 			  st->advice == THPS_MADV_FREE ? MADV_FREE :
 			  st->advice == THPS_MADV_HUGEPAGE ? MADV_HUGEPAGE :
-			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE : MADV_NORMAL;
+			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE :
+			  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
+							      MADV_NORMAL;
 
 		err = sys_ret(madvise((void *)(uintptr_t)(a + st->off), st->len, adv));
 		break;
@@ -999,7 +1001,9 @@ static int control_step_raw(struct kernel_run *k, int i)
 	}
 	if (talk(k, st->proc, &c, &rep))
 		return step_failed(k, st, "the worker died");
-	if (rep.err)
+	if (st->op == SCN_MADVISE && st->has_err)
+		scn_record_errno(k->r, st, rep.err);
+	else if (rep.err)
 		return step_failed(k, st, strerror(-rep.err));
 	k->pgfault += rep.minflt;
 	if (st->op == SCN_FORK) {

@@ -69,6 +69,8 @@ static const struct {
 	{ "thpsim/underused_shrinker", { "1", "0" } },
 	{ "thpsim/mprotect_pmd_writable", { "1", "0" } },
 	{ "thpsim/deferred_split", { "partial", "unmap", "unmap-and-split" } },
+	{ "thpsim/collapse_ro", { "1", "0" } },
+	{ "thpsim/collapse_pte_batch", { "1", "0" } },
 };
 #define NR_KNOBS ((int)(sizeof(knobs) / sizeof(knobs[0])))
 
