@@ -375,7 +375,8 @@ static int check_proc_alive(struct parser *p, int proc)
  * region may be guarded, so every profile runs the same structure. */
 static int parse_when(struct parser *p, struct scn_step *st)
 {
-	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink" };
+	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink",
+						 "madvise" };
 	const struct tok *c = &p->t[1];
 	int ok = 0;
 
@@ -385,7 +386,7 @@ static int parse_when(struct parser *p, struct scn_step *st)
 		ok |= tok_is(&p->t[2], guardable[i]);
 	if (!ok)
 		return perr(p, p->t[2].col,
-			    "'when' guards expect, report, read, write and shrink only, not '%.*s'",
+			    "'when' guards expect, report, read, write, shrink and madvise only, not '%.*s'",
 			    p->t[2].len, p->t[2].s);
 	if (!p->scratch && thps_machine_new(&(struct thps_config){ .ram_bytes = 16ULL << 20 },
 					    &p->scratch))

@@ -1104,9 +1104,16 @@ static int run_kernel(struct kernel_run *kr)
 	k.is_root = geteuid() == 0;
 	for (int p = 0; p < SCN_MAX_PROCS; p++)
 		k.pidfd[p] = -1;
-	for (int i = 0; i < s->nsteps; i++)
+	for (int i = 0; i < s->nsteps; i++) {
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
+		/* MADV_COLLAPSE ignores enabled=never but obeys PR_SET_THP_DISABLE */
+		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
+		    emulate == EMU_DISABLE)
+			return skip(r, "%s%s", "MADV_COLLAPSE ignores transparent_hugepage/enabled=never, "
+				    "which the kernel side emulates with PR_SET_THP_DISABLE, which it obeys",
+				    "");
+	}
 	probe_huge_zero(&k, emulate);
 	for (int p = 0; p < s->nprocs; p++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, k.socks[p])) {
