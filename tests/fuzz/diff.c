@@ -357,6 +357,8 @@ static int judge(struct diff *d, const struct op *op, int got, const struct ref_
 	*path = REF_DECIDE;
 	if (got == e->err)
 		*path = REF_OK; /* an error changes nothing, but where Linux's does */
+	else if (e->collapse && (got == -EINVAL || got == -EAGAIN || got == -ENOMEM))
+		*path = REF_OK; /* MADV_COLLAPSE changes no byte, whatever it answers */
 	else if (e->alt != REF_NO_ALT && got == e->alt)
 		*path = REF_ALT;
 	else if (got == -ENOMEM && e->enomem_ok)
