@@ -298,6 +298,11 @@ struct op gen_op(struct gen *g, const struct diff *d)
 		op.addr = gen_addr(g, d, slot, &region);
 		op.len = region && chance(g, 40) ? region : gen_len(g);
 		op.prot = adv[PICK(g, adv_w)];
+		/* a collapse needs whole aligned 2 MiB: give it some */
+		if (op.prot == 25 && chance(g, 60)) {
+			op.addr &= ~(REF_PMD_SIZE - 1);
+			op.len = REF_PMD_SIZE * (1 + rng_below(&g->rng, 3));
+		}
 		break;
 	}
 	case OP_mremap: {
