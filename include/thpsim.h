@@ -61,6 +61,7 @@ typedef struct thps_proc thps_proc;
 #define THPS_MADV_FREE 8
 #define THPS_MADV_HUGEPAGE 14
 #define THPS_MADV_NOHUGEPAGE 15
+#define THPS_MADV_COLLAPSE 25 /* Linux 6.1+: collapse into THPs now (khugepaged.c) */
 
 /* ------------------------------------------------------------------ */
 /* Figures, each list written once (X-macros) and carrying the kernel's
@@ -72,6 +73,8 @@ typedef struct thps_proc thps_proc;
 	X(thp_fault_alloc)                                                     \
 	X(thp_fault_fallback)                                                  \
 	X(thp_fault_fallback_charge)                                           \
+	X(thp_collapse_alloc)                                                  \
+	X(thp_collapse_alloc_failed)                                           \
 	X(thp_split_page)                                                      \
 	X(thp_split_page_failed)                                               \
 	X(thp_deferred_split_page)                                             \

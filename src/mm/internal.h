@@ -493,6 +493,10 @@ unsigned long deferred_split_count(struct thps_machine *m);
 unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held,
 				  unsigned long nr_to_scan);
 
+/* ---- collapse (mm/khugepaged.c) ---- */
+/* MADV_COLLAPSE over [start, end) of vma: 0 or the call's errno. */
+int madvise_collapse(struct vm_area_struct *vma, uint64_t start, uint64_t end);
+
 /* ---- reclaim (mm/vmscan.c) ---- */
 /* Run every shrinker; "held" is the caller's locked mm, or NULL. */
 unsigned long shrink_slab(struct thps_machine *m, struct mm_struct *held);

@@ -16,9 +16,14 @@
  * split at once, PMD and folio (madvise_free_huge_pmd; observed: S20b).
  * Reclaim, which would free lazily freeable pages, is not modelled.
  *
- * Divergence: Linux applies the advice to each mapped part and returns
- * -ENOMEM if the range had holes; the model checks first and then changes
- * nothing.
+ * MADV_COLLAPSE (khugepaged.c: madvise_collapse) is walked over the VMAs
+ * as Linux's madvise_walk_vmas does: VMA after VMA, stopping at the first
+ * that fails (the VMAs before it keep their collapses); holes are skipped
+ * and reported as -ENOMEM at the end.
+ *
+ * Divergence: for the other advice, Linux applies it to each mapped part
+ * and returns -ENOMEM if the range had holes; the model checks first and
+ * then changes nothing.
  */
 #include "internal.h"
 
@@ -107,6 +112,33 @@ static void madvise_dontneed(struct mm_struct *mm, uint64_t start, uint64_t end)
 	}
 }
 
+/* madvise_walk_vmas with madvise_collapse as the visitor. */
+static int madvise_collapse_walk(struct mm_struct *mm, uint64_t start, uint64_t end)
+{
+	int unmapped_error = 0;
+
+	while (start < end) {
+		struct vm_area_struct *vma = find_vma(mm, start);
+		uint64_t tmp;
+		int err;
+
+		if (!vma)
+			return -ENOMEM;
+		if (start < vma->vm_start) {
+			unmapped_error = -ENOMEM;
+			start = vma->vm_start;
+			if (start >= end)
+				break;
+		}
+		tmp = vma->vm_end < end ? vma->vm_end : end;
+		err = madvise_collapse(vma, start, tmp);
+		if (err)
+			return err;
+		start = tmp;
+	}
+	return unmapped_error;
+}
+
 int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
 {
 	struct mm_struct *mm = &p->mm;
@@ -120,6 +152,7 @@ int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
 	case THPS_MADV_FREE:
 	case THPS_MADV_HUGEPAGE:
 	case THPS_MADV_NOHUGEPAGE:
+	case THPS_MADV_COLLAPSE:
 		break;
 	default:
 		return machine_error(m, -EINVAL, "madvise: advice %d not modelled", advice);
@@ -137,6 +170,10 @@ int thps_madvise(thps_proc *p, uint64_t start, uint64_t len, int advice)
 	if (!len)
 		return 0;
 	mm_lock(mm);
+	if (advice == THPS_MADV_COLLAPSE) {
+		err = madvise_collapse_walk(mm, start, end);
+		goto out;
+	}
 	for (uint64_t nstart = start; nstart < end;) {
 		struct vm_area_struct *vma = find_vma(mm, nstart);
 

@@ -82,6 +82,13 @@ static const struct knob_def knob_defs[] = {
 	  "unmap-and-split (Linux 3.8-6.1: when any page loses its last mapping, even as the "
 	  "whole THP is unmapped, and as a split unmaps it) | unmap (Linux 6.2-6.9: not as a "
 	  "split unmaps it) | partial (Linux 6.10+: only when left partially mapped)" },
+	{ "thpsim/collapse_ro", NULL, 0, 1, K(collapse_ro),
+	  "1: MADV_COLLAPSE collapses a range none of whose entries is writable (Linux 6.18+) | "
+	  "0: it refuses it (SCAN_PAGE_RO: after fork, until a write fault)" },
+	{ "thpsim/collapse_pte_batch", NULL, 0, 1, K(collapse_pte_batch),
+	  "1: a collapse unmaps the entries of a PTE-mapped THP together (Linux 6.17+: it is "
+	  "never seen partially mapped) | 0: one entry at a time (the first queues it for "
+	  "deferred split)" },
 };
 #undef K
 
@@ -133,6 +140,16 @@ static const struct thps_profile_change profile_changes[] = {
 	  "no longer queues" },
 	{ "thpsim/deferred_split", "6.10", "partial",
 	  "mm/rmap: do not add fully unmapped large folio to deferred split list (7491f3f34891)" },
+	{ "thpsim/collapse_ro", "3.8", "0",
+	  "hpage_collapse_scan_pmd and __collapse_huge_page_isolate want a writable entry "
+	  "(SCAN_PAGE_RO)" },
+	{ "thpsim/collapse_ro", "6.18", "1",
+	  "mm: enable khugepaged to operate on non-writable VMAs (Dev Jain): the SCAN_PAGE_RO "
+	  "check is gone" },
+	{ "thpsim/collapse_pte_batch", "3.8", "0",
+	  "__collapse_huge_page_copy_succeeded removes each entry's rmap by itself" },
+	{ "thpsim/collapse_pte_batch", "6.17", "1",
+	  "khugepaged: optimize __collapse_huge_page_copy_succeeded() by PTE batching (Dev Jain)" },
 };
 
 #define KERNEL_KNOB "thpsim/kernel"

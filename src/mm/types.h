@@ -358,6 +358,8 @@ struct knobs {
 	int underused_shrinker; /* thpsim/underused_shrinker: thp_underused */
 	int mprotect_pmd_writable; /* thpsim/mprotect_pmd_writable */
 	int deferred_split;   /* enum deferred_split_when */
+	int collapse_ro;      /* thpsim/collapse_ro: collapse with no writable PTE */
+	int collapse_pte_batch; /* thpsim/collapse_pte_batch: unmap a folio's run at once */
 	int kernel;           /* thpsim/kernel: KERNEL_VERSION(a, b) last set */
 };
 

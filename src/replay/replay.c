@@ -19,8 +19,10 @@
  *  - SYSCALL: mmap, munmap, mremap, mprotect, madvise and brk are made
  *    again at the addresses the kernel returned (MAP_FIXED), so the model's
  *    layout is the recorded one.  Calls that failed in the kernel are not
- *    made.  mprotect and madvise over a range with foreign parts are made
- *    on each modelled piece.
+ *    made, but MADV_COLLAPSE, which failed under the recorder's
+ *    PR_SET_THP_DISABLE and is made under the replay's policy.
+ *    mprotect and madvise over a range with foreign parts are made on each
+ *    modelled piece.
  *  - FAULT: a 1-byte read or write (writing 1: the data a program writes
  *    is not recorded, and a zero-filled page would be dropped by a THP
  *    split where the program's data would not).
@@ -86,6 +88,7 @@ struct replay {
 	uint64_t file_size;
 	int final_taken;         /* the end of the trace fixed the final figures */
 	double t_start, t_progress;
+	int collapse_noted;       /* the MADV_COLLAPSE note was given */
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
 	struct {
@@ -929,6 +932,24 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, const struct trac
 		model_failed(r, "mremap", err);
 }
 
+/*
+ * MADV_COLLAPSE: made whatever the kernel returned.  The recorder runs the
+ * program under PR_SET_THP_DISABLE, which MADV_COLLAPSE obeys, so the
+ * recorded call failed with EINVAL and collapsed nothing; the model makes
+ * it under the replay's policy, as the program would have without the
+ * recorder, and its own answer (0, EINVAL, EAGAIN, ENOMEM) is the
+ * program's business, not a failure of the replay.
+ */
+static void sys_madvise_collapse(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
+{
+	thps_madvise(mm->proc, ev->args[0], ev->args[1], THPS_MADV_COLLAPSE);
+	if (!r->collapse_noted) {
+		r->collapse_noted = 1;
+		note(r, "MADV_COLLAPSE is made in the model; the recorded result is not compared "
+			"(the recorder's PR_SET_THP_DISABLE made it fail)");
+	}
+}
+
 static void sys_madvise(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
 {
 	uint64_t a = ev->args[0], len = ev->args[1];
@@ -949,17 +970,18 @@ static void sys_madvise(struct replay *r, struct replay_mm *mm, const struct tra
 	case 15:
 		model = THPS_MADV_NOHUGEPAGE;
 		break;
+	case THPS_MADV_COLLAPSE:
+		sys_madvise_collapse(r, mm, ev);
+		return;
 	case 0: case 1: case 2: case 3: /* NORMAL, RANDOM, SEQUENTIAL, WILLNEED */
 	case 16: case 17:                /* DONTDUMP, DODUMP */
 	case 20: case 21:                /* COLD, PAGEOUT: no swap here */
 	case 22: case 23:                /* POPULATE_*: TOUCH records do it */
 	case 103:                        /* GUARD_REMOVE */
 		return;
-	default: /* DONTFORK, WIPEONFORK, MERGEABLE, COLLAPSE, ... */
+	default: /* DONTFORK, WIPEONFORK, MERGEABLE, ... */
 		count_skip(r, REPLAY_SKIP_call_unmodelled);
-		if (advice == 25)
-			note(r, "MADV_COLLAPSE is not modelled (khugepaged is not)");
-		else if (advice == 10 || advice == 18)
+		if (advice == 10 || advice == 18)
 			note(r, "madvise advice %d (DONTFORK/WIPEONFORK) is not modelled", advice);
 		return;
 	}
@@ -978,8 +1000,11 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 	r->res->syscalls++;
 	if (!mm)
 		return;
-	if (ev->ret < 0 && ev->ret > -4096 && ev->nr != 12)
-		return; /* failed in the kernel: nothing changed */
+	/* failed in the kernel: nothing changed (brk answers with the break;
+	 * MADV_COLLAPSE may have collapsed part of its range) */
+	if (ev->ret < 0 && ev->ret > -4096 && ev->nr != 12 &&
+	    !(ev->nr == 28 && ev->args[2] == THPS_MADV_COLLAPSE))
+		return;
 	set_pending_brk(r, mm);
 	switch (ev->nr) {
 	case 9:

@@ -398,7 +398,8 @@ static int check_knob(struct parser *p, const char *knob, const char *value, int
  * region may be guarded, so every profile runs the same structure. */
 static int parse_when(struct parser *p, struct scn_step *st)
 {
-	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink" };
+	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink",
+						 "madvise" };
 	const struct tok *c = &p->t[1];
 	int ok = 0;
 
@@ -408,7 +409,7 @@ static int parse_when(struct parser *p, struct scn_step *st)
 		ok |= tok_is(&p->t[2], guardable[i]);
 	if (!ok)
 		return perr(p, p->t[2].col,
-			    "'when' guards expect, report, read, write and shrink only, not '%.*s'",
+			    "'when' guards expect, report, read, write, shrink and madvise only, not '%.*s'",
 			    p->t[2].len, p->t[2].s);
 	for (int i = 0; i < c->len;) {
 		const char *cond = c->s + i, *comma = memchr(cond, ',', (size_t)(c->len - i));
@@ -542,20 +543,47 @@ static int parse_line(struct parser *p, struct scn_step *st)
 			int a;
 		} adv[] = { { "hugepage", THPS_MADV_HUGEPAGE }, { "nohugepage", THPS_MADV_NOHUGEPAGE },
 			    { "dontneed", THPS_MADV_DONTNEED }, { "free", THPS_MADV_FREE },
-			    { "normal", THPS_MADV_NORMAL } };
+			    { "normal", THPS_MADV_NORMAL }, { "collapse", THPS_MADV_COLLAPSE } };
+		/* the errors a scenario may expect (err=), by their C names */
+		static const struct {
+			const char *n;
+			int e;
+		} errs[] = { { "EINVAL", EINVAL }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN },
+			     { "EBUSY", EBUSY }, { "EPERM", EPERM }, { "EFAULT", EFAULT } };
+		size_t k;
 
 		st->op = SCN_MADVISE;
-		if (expect_args(p, 5, 5, "madvise REGION OFF LEN hugepage|nohugepage|dontneed|free|normal") ||
+		if (expect_args(p, 5, 6,
+				"madvise REGION OFF LEN hugepage|nohugepage|dontneed|free|normal|collapse "
+				"[err=ERRNO]") ||
 		    tok_region(p, 1, &st->region) || tok_size(p, 2, "an offset", &st->off) ||
 		    tok_size(p, 3, "a length", &st->len))
 			return -1;
-		for (size_t k = 0; k < sizeof(adv) / sizeof(adv[0]); k++)
-			if (tok_is(&t[4], adv[k].n)) {
-				st->advice = adv[k].a;
-				return 0;
-			}
-		return perr(p, t[4].col, "expected hugepage, nohugepage, dontneed, free or normal, got '%.*s'",
-			    t[4].len, t[4].s);
+		for (k = 0; k < sizeof(adv) / sizeof(adv[0]); k++)
+			if (tok_is(&t[4], adv[k].n))
+				break;
+		if (k == sizeof(adv) / sizeof(adv[0]))
+			return perr(p, t[4].col,
+				    "expected hugepage, nohugepage, dontneed, free, normal or collapse, got '%.*s'",
+				    t[4].len, t[4].s);
+		st->advice = adv[k].a;
+		if (p->nt == 6) {
+			const char *v;
+			int vl;
+
+			if (!opt_value(&t[5], "err", &v, &vl))
+				return perr(p, t[5].col, "expected err=ERRNO, got '%.*s'", t[5].len, t[5].s);
+			for (k = 0; k < sizeof(errs) / sizeof(errs[0]); k++)
+				if ((int)strlen(errs[k].n) == vl && !memcmp(errs[k].n, v, (size_t)vl))
+					break;
+			if (k == sizeof(errs) / sizeof(errs[0]))
+				return perr(p, t[5].col + 4,
+					    "expected EINVAL, ENOMEM, EAGAIN, EBUSY, EPERM or EFAULT, got '%.*s'",
+					    vl, v);
+			st->has_err = 1;
+			st->err = errs[k].e;
+		}
+		return 0;
 	}
 	if (tok_is(t, "mremap")) {
 		st->op = SCN_MREMAP;

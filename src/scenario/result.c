@@ -142,6 +142,18 @@ void scn_record_read(struct scn_result *r, const struct scn_step *st, uint64_t m
 	scn_add_value(r, st->line, key, (int64_t)mismatches, 1, NULL);
 }
 
+void scn_record_errno(struct scn_result *r, const struct scn_step *st, int err)
+{
+	struct scn_step e = *st;
+	char key[128];
+
+	e.cmp = CMP_EQ;
+	e.expect = st->err;
+	scn_add_expect(r, &e, -err, 1);
+	snprintf(key, sizeof(key), "line %d: errno", st->line);
+	scn_add_value(r, st->line, key, -err, 1, NULL);
+}
+
 void scn_record_standard(struct scn_result *r, const struct scenario *s, int line,
 			 const char *what, const int *alive, scn_measure_fn fn, void *ctx)
 {

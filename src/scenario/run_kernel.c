@@ -510,7 +510,9 @@ static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep
 		int adv = st->advice == THPS_MADV_DONTNEED ? MADV_DONTNEED :
 			  st->advice == THPS_MADV_FREE ? MADV_FREE :
 			  st->advice == THPS_MADV_HUGEPAGE ? MADV_HUGEPAGE :
-			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE : MADV_NORMAL;
+			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE :
+			  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
+							      MADV_NORMAL;
 
 		err = sys_ret(madvise((void *)(uintptr_t)(a + st->off), st->len, adv));
 		break;
@@ -1059,7 +1061,9 @@ static int control_step_raw(struct kernel_run *k, int i)
 		k->alive[st->proc] = 0;
 		return step_failed(k, st, why);
 	}
-	if (rep.err)
+	if (st->op == SCN_MADVISE && st->has_err)
+		scn_record_errno(k->r, st, rep.err);
+	else if (rep.err)
 		return step_failed(k, st, strerror(-rep.err));
 	k->pgfault += rep.minflt;
 	if (st->op == SCN_FORK) {
@@ -1166,9 +1170,16 @@ static int run_kernel(struct kernel_run *kr)
 	k.is_root = geteuid() == 0;
 	for (int p = 0; p < SCN_MAX_PROCS; p++)
 		k.pidfd[p] = -1;
-	for (int i = 0; i < s->nsteps; i++)
+	for (int i = 0; i < s->nsteps; i++) {
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
+		/* MADV_COLLAPSE ignores enabled=never but obeys PR_SET_THP_DISABLE */
+		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
+		    emulate == EMU_DISABLE)
+			return skip(r, "%s%s", "MADV_COLLAPSE ignores transparent_hugepage/enabled=never, "
+				    "which the kernel side emulates with PR_SET_THP_DISABLE, which it obeys",
+				    "");
+	}
 	probe_huge_zero(&k, emulate);
 	for (int p = 0; p < s->nprocs; p++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, k.socks[p])) {

@@ -191,8 +191,14 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 		return thps_munmap(p, a + st->off, st->len);
 	case SCN_MPROTECT:
 		return thps_mprotect(p, a + st->off, st->len, st->prot);
-	case SCN_MADVISE:
-		return thps_madvise(p, a + st->off, st->len, st->advice);
+	case SCN_MADVISE: {
+		int err = thps_madvise(p, a + st->off, st->len, st->advice);
+
+		if (!st->has_err)
+			return err;
+		scn_record_errno(x->r, st, err);
+		return 0;
+	}
 	case SCN_MREMAP: {
 		uint64_t to = st->region2 >= 0 ? x->addr[st->proc][st->region2] + st->off2 : 0, out;
 		int err = thps_mremap(p, a, st->len, st->len2, st->flags, to, &out);

@@ -92,6 +92,8 @@ struct scn_step {
 	int flags;           /* mremap flags; mmap/mremap: has a fixed target */
 	uint8_t value;
 	int has_value;
+	int has_err;         /* madvise err=: the call is expected to fail... */
+	int err;             /* ...with this errno (positive) */
 	int child;           /* fork: the new process */
 	char knob[96];
 	char knob_value[32];
@@ -194,6 +196,8 @@ typedef int (*scn_measure_fn)(void *ctx, const struct scn_figure *f, int64_t *v,
 void scn_record_expect(struct scn_result *r, const struct scenario *s, const struct scn_step *st,
 		       scn_measure_fn fn, void *ctx);
 void scn_record_read(struct scn_result *r, const struct scn_step *st, uint64_t mismatches);
+/* "madvise ... err=E" expects the call to return -E; err is what it returned. */
+void scn_record_errno(struct scn_result *r, const struct scn_step *st, int err);
 /* The standard figures of every live process (alive[p]) and the counters. */
 void scn_record_standard(struct scn_result *r, const struct scenario *s, int line,
 			 const char *what, const int *alive, scn_measure_fn fn, void *ctx);

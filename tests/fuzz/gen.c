@@ -292,12 +292,17 @@ struct op gen_op(struct gen *g, const struct diff *d)
 		op.prot = gen_prot(g, false);
 		break;
 	case OP_madvise: {
-		static const unsigned adv_w[] = { 35, 25, 15, 15, 5, 5 };
-		static const int adv[] = { 14, 4, 8, 15, 0, 12345 };
+		static const unsigned adv_w[] = { 35, 25, 15, 15, 5, 5, 15 };
+		static const int adv[] = { 14, 4, 8, 15, 0, 12345, 25 /* MADV_COLLAPSE */ };
 
 		op.addr = gen_addr(g, d, slot, &region);
 		op.len = region && chance(g, 40) ? region : gen_len(g);
 		op.prot = adv[PICK(g, adv_w)];
+		/* a collapse needs whole aligned 2 MiB: give it some */
+		if (op.prot == 25 && chance(g, 60)) {
+			op.addr &= ~(REF_PMD_SIZE - 1);
+			op.len = REF_PMD_SIZE * (1 + rng_below(&g->rng, 3));
+		}
 		break;
 	}
 	case OP_mremap: {

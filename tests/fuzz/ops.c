@@ -69,6 +69,8 @@ static const struct {
 	{ "thpsim/underused_shrinker", { "1", "0" } },
 	{ "thpsim/mprotect_pmd_writable", { "1", "0" } },
 	{ "thpsim/deferred_split", { "partial", "unmap", "unmap-and-split" } },
+	{ "thpsim/collapse_ro", { "1", "0" } },
+	{ "thpsim/collapse_pte_batch", { "1", "0" } },
 };
 #define NR_KNOBS ((int)(sizeof(knobs) / sizeof(knobs[0])))
 
@@ -431,7 +433,7 @@ void ops_decode(const uint8_t *data, size_t size, struct op_list *l, size_t max_
 {
 	static const uint64_t rams[4] = { 16, 32, 64, 256 };
 	static const int prots[8] = { 3, 3, 1, 0, 7, 2, 0x80 | 3, 8 | 1 };
-	static const int advices[8] = { 14, 14, 4, 4, 8, 15, 0, 12345 };
+	static const int advices[8] = { 14, 14, 4, 25 /* MADV_COLLAPSE */, 8, 15, 0, 12345 };
 
 	memset(l, 0, sizeof(*l));
 	l->ram_mib = size ? rams[data[0] & 3] : 64;

@@ -405,6 +405,7 @@ struct ref_expect ref_mprotect(struct ref *r, int slot, uint64_t addr, uint64_t 
 #define MADV_FREE 8
 #define MADV_HUGEPAGE 14
 #define MADV_NOHUGEPAGE 15
+#define MADV_COLLAPSE 25
 
 struct ref_expect ref_madvise(struct ref *r, int slot, uint64_t addr, uint64_t len, int advice,
 			      enum ref_path path)
@@ -417,6 +418,7 @@ struct ref_expect ref_madvise(struct ref *r, int slot, uint64_t addr, uint64_t l
 	case MADV_FREE:
 	case MADV_HUGEPAGE:
 	case MADV_NOHUGEPAGE:
+	case MADV_COLLAPSE:
 		break;
 	default:
 		return expect(-EINVAL); /* invalid, or valid in Linux but not modelled */
@@ -431,6 +433,19 @@ struct ref_expect ref_madvise(struct ref *r, int slot, uint64_t addr, uint64_t l
 		return expect(-EINVAL);
 	if (end == addr)
 		return expect(0);
+	/*
+	 * MADV_COLLAPSE: whether a 2 MiB collapses depends on page tables,
+	 * which the reference does not have; it only keeps every byte where it
+	 * was.  Linux walks the VMAs (holes: ENOMEM at the end) and stops at
+	 * the first error: 0, EINVAL, EAGAIN, ENOMEM (no THP) or ENOMEM (a
+	 * hole) are all answers it may give.
+	 */
+	if (advice == MADV_COLLAPSE) {
+		struct ref_expect e = expect(0);
+
+		e.collapse = true;
+		return e;
+	}
 	/* the model checks the whole range first (documented divergence) */
 	if (!range_mapped(r, slot, addr, alen))
 		return expect(-ENOMEM);

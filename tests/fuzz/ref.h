@@ -72,6 +72,7 @@ struct ref_expect {
 	int alt;         /* another acceptable return, or REF_NO_ALT */
 	bool enomem_ok;  /* the call allocates: -ENOMEM is acceptable too */
 	bool skip;       /* outside what the reference represents: do not run */
+	bool collapse;   /* MADV_COLLAPSE: 0 or any of its errors, bytes unchanged */
 	uint64_t addr;   /* mmap/mremap: the address it must return */
 };
 

@@ -46,6 +46,16 @@ TEST(profile_versions_follow_linux_history)
 		{ "6.1", "thpsim/deferred_split", "unmap-and-split" },
 		{ "6.9", "thpsim/deferred_split", "unmap" },
 		{ "6.10", "thpsim/deferred_split", "partial" }, /* 7491f3f34891 */
+		/* measured: 6.1 and 6.12 refuse to collapse a write-protected
+		 * range and count a deferred split, 6.18 does neither */
+		{ "6.12", "thpsim/collapse_ro", "0" },
+		{ "6.18", "thpsim/collapse_ro", "1" },
+		{ "6.12", "thpsim/collapse_pte_batch", "0" },
+		{ "6.18", "thpsim/collapse_pte_batch", "1" },
+		{ "6.12", "thpsim/collapse_ro", "0" },
+		{ "6.18", "thpsim/collapse_ro", "1" }, /* non-writable VMAs, Dev Jain */
+		{ "6.16", "thpsim/collapse_pte_batch", "0" },
+		{ "6.17", "thpsim/collapse_pte_batch", "1" }, /* PTE batching, Dev Jain */
 	};
 	thps_machine *m;
 

@@ -39,6 +39,8 @@ TEST(scenario_parse_errors_name_line_and_column)
 		{ "mmap A 2M align=3M\n", "t.scn:1:11:", "power of two" },
 		{ "mmap A 2M prot=rz\n", "t.scn:1:", "expected a protection" },
 		{ "mmap A 2M\nmadvise A 0 2M sideways\n", "t.scn:2:16:", "expected hugepage" },
+		{ "mmap A 2M\nmadvise A 0 2M collapse err=EWHAT\n", "t.scn:2:29:", "expected EINVAL" },
+		{ "mmap A 2M\nmadvise A 0 2M collapse oops\n", "t.scn:2:25:", "expected err=" },
 		{ "mmap A 2M\nwrite A 0 1 value=300\n", "t.scn:2:13:", "byte value" },
 		{ "fork main\n", "t.scn:1:6:", "new process name" },
 		{ "proc nobody\n", "t.scn:1:6:", "unknown process" },
