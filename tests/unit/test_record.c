@@ -182,6 +182,29 @@ TEST(record_restores_the_signal_mask)
 				  sigismember(&after, sig) ? "now" : "no longer");
 }
 
+/* A snapshot child that exits and one killed by SIGKILL while the parent
+ * writes THP-backed memory: each process ends in the trace (on kernels that
+ * deliver sched_process_exit and on those that do not) and is predicted
+ * within 3% or 1 MiB of what the kernel reported at its exit. */
+TEST(record_snapshot_children_end_and_match)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "exec %s/snapshot", progs());
+	need_tracing();
+	ASSERT_EQ(record_sh("snap", cmd), 0);
+	replay_with("never");
+	ASSERT_EQ(R.lost_events, 0);
+	for (int k = 0; k < 3; k++)
+		check_against_kernel(named("snapshot", k));
+	for (int i = 0; i < R.nmms; i++)
+		if (!strcmp(R.mms[i]->end, "end of trace"))
+			test_fail(__FILE__, __LINE__, "%s %d has no end in the trace", R.mms[i]->name,
+				  R.mms[i]->pid);
+	replay_result_free(&R);
+	unlink(path);
+}
+
 TEST(record_passes_the_exit_status)
 {
 	need_tracing();

@@ -103,7 +103,8 @@ def programs(sec):
         mine = asked["processes"]
         r0 = min((r["pid"] for r in real), default=0)
         m0 = min((p["pid"] for p in mine), default=0)
-        exited = sorted((p for p in mine if p["ended_by"] == "exit"), key=lambda p: p["end_s"])
+        exited = sorted((p for p in mine if p["ended_by"] not in ("exec", "end of trace")),
+                        key=lambda p: p["end_s"])
         used = set()
         for r in real:
             base = os.path.basename(r["exe"])

@@ -41,6 +41,8 @@ def programs(build):
          [progs + "/coverletter", "--madvise", "--write", "2097152"], {}),
         ("churn", "brk heap, mmap, munmap, mremap, threads, fork (ours), "
          "glibc.malloc.hugetlb=1", [progs + "/churn"], tun),
+        ("snapshot", "a BGSAVE-like snapshot: MADV_HUGEPAGE heap, a child that exits and "
+         "one killed by SIGKILL while the parent writes (ours)", [progs + "/snapshot"], {}),
         ("xz", "xz -6 of 4 MB (Debian's xz-utils), glibc.malloc.hugetlb=1",
          ["xz", "-6", "-T1", "-c", "@INPUT@"], tun),
         ("gcc", "gcc -O2 -c huge_memory.c: gcc, cc1, as (Debian's gcc-12), "
@@ -130,7 +132,10 @@ def main():
         with open(measured) as f:
             real = json.load(f)["processes"]
         # the real run's processes are listed as they exited: so are these
-        mine = sorted((p for p in asked["processes"] if p["ended_by"] == "exit"),
+        # (those that ended: by exit or by a signal, not by exec or at the end
+        # of the trace)
+        mine = sorted((p for p in asked["processes"]
+                       if p["ended_by"] not in ("exec", "end of trace")),
                       key=lambda p: p["end_s"])
         used = set()
         for r in real:
