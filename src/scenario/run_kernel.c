@@ -46,6 +46,9 @@
 #include <unistd.h>
 
 #include "guest.h"
+
+/* How long a "khugepaged scans=N" step may wait for khugepaged. */
+#define KHUGEPAGED_TIMEOUT_MS 30000
 #include "scenario.h"
 #include "util/json.h"
 #include "util/kprofile.h"
@@ -1036,6 +1039,13 @@ static int control_step_raw(struct kernel_run *k, int i)
 		if (sysfile_write("/proc/sys/vm/drop_caches", "2"))
 			return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
 		return 0;
+	case SCN_KHUGEPAGED: {
+		char why[192];
+
+		if (scn_guest_khugepaged_scans(st->scans, KHUGEPAGED_TIMEOUT_MS, why, sizeof(why)))
+			return step_failed(k, st, why);
+		return 0;
+	}
 	case SCN_EXPECT:
 		scn_record_expect(k->r, k->s, st, measure, k);
 		return 0;
@@ -1123,6 +1133,14 @@ static int knob_machine(struct kernel_run *k)
 
 static int run_kernel(struct kernel_run *k);
 
+static int has_khugepaged_step(const struct scenario *s)
+{
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].op == SCN_KHUGEPAGED)
+			return 1;
+	return 0;
+}
+
 int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile,
 			struct scn_result *r)
 {
@@ -1144,6 +1162,9 @@ int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile
 
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 		scn_guest_thp_apply(s, &saved);
+		/* khugepaged scans only at the scenario's khugepaged steps */
+		if (has_khugepaged_step(s))
+			scn_guest_khugepaged_hold(&saved);
 		ret = run_kernel(&k);
 		scn_guest_thp_restore(&saved);
 		prctl(PR_SET_THP_DISABLE, was > 0, 0, 0, 0);
@@ -1170,6 +1191,10 @@ static int run_kernel(struct kernel_run *kr)
 	k.is_root = geteuid() == 0;
 	for (int p = 0; p < SCN_MAX_PROCS; p++)
 		k.pidfd[p] = -1;
+	if (has_khugepaged_step(s) && !scn_in_guest())
+		return skip(r, "%s%s", "'khugepaged scans=N' needs khugepaged's scan_sleep_millisecs "
+			    "and pages_to_scan changed, which the runner does only inside a check-kernels "
+			    "guest: this host's /sys is never written", "");
 	for (int i = 0; i < s->nsteps; i++) {
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
