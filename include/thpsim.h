@@ -182,6 +182,27 @@ void thps_meminfo(thps_machine *m, uint64_t out[THPS_NR_MEMINFO_ITEMS]);
 void thps_drop_caches(thps_machine *m);
 
 /*
+ * khugepaged on simulated time (Linux's mm/khugepaged.c; nothing runs until
+ * this is called).  Runs wake-ups, each scanning pages_to_scan pages from
+ * where the last stopped and then sleeping scan_sleep_millisecs of
+ * simulated time, until "wakeups" wake-ups were made or full_scans has
+ * grown by "full_scans" (0: no such limit; at least one must be set), or
+ * no process is registered with khugepaged.  Call it when no other thread
+ * is in the model.  Returns 0.
+ */
+int thps_khugepaged_run(thps_machine *m, uint64_t wakeups, uint64_t full_scans);
+/* khugepaged's figures: the first two are its sysfs files of those names
+ * (transparent_hugepage/khugepaged/pages_collapsed, full_scans). */
+struct thps_khugepaged_stats {
+	uint64_t pages_collapsed; /* 2 MiB ranges it collapsed */
+	uint64_t full_scans;      /* passes over every registered mm */
+	uint64_t pages_scanned;   /* its progress summed (Linux has no such file) */
+	uint64_t wakeups;         /* wake-ups made */
+	uint64_t now_ms;          /* simulated milliseconds it slept */
+};
+void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out);
+
+/*
  * Host bytes of metadata the model keeps for each simulated 4 KiB frame
  * (its struct page).  The frames' own bytes and the metadata are reserved
  * for the whole simulated RAM but committed by the host only when touched.

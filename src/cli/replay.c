@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
-	"[--quiet]";
+	"[--quiet] [--settle SECONDS]";
 
 int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib)
@@ -35,6 +35,14 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		if (cli_parse_u64(argv[++*i], ram_gib) || !*ram_gib || *ram_gib > 4096)
 			return cli_usage("--ram takes GiB, 1 to 4096");
 		o->ram_bytes = *ram_gib << 30;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--settle") && *i + 1 < argc) {
+		uint64_t sec;
+
+		if (cli_parse_u64(argv[++*i], &sec) || !sec || sec > 30 * 24 * 3600)
+			return cli_usage("--settle takes seconds, 1 to 2592000 (30 days)");
+		o->settle_ms = sec * 1000;
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) {

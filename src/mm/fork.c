@@ -70,6 +70,7 @@ static void proc_release(struct thps_proc *p)
 /* __mmput: everything the address space holds goes. mm lock held. */
 void mmput(struct mm_struct *mm)
 {
+	khugepaged_exit(mm);
 	exit_mmap(mm);
 	mm_put_huge_zero_folio(mm);
 	if (mm->pgd != NO_PFN)
@@ -141,6 +142,8 @@ int thps_fork(thps_proc *parent, thps_proc **out)
 		mm->brk = oldmm->brk;
 		mm->stack_rlimit = oldmm->stack_rlimit;
 		err = dup_mmap(mm, oldmm);
+		if (!err)
+			khugepaged_fork(mm, oldmm);
 	}
 	mm_unlock(oldmm);
 	if (err) {
@@ -185,6 +188,7 @@ int thps_machine_new(const struct thps_config *cfg, thps_machine **out)
 	spin_lock_init(&m->stat_lock);
 	spin_lock_init(&m->proc_lock);
 	spin_lock_init(&m->fail_lock);
+	spin_lock_init(&m->khugepaged_lock);
 	spin_lock_init(&m->err_lock);
 	knobs_init(&m->knobs);
 	huge_memory_init(m);
@@ -218,6 +222,7 @@ void thps_machine_free(thps_machine *m)
 	spin_lock_destroy(&m->stat_lock);
 	spin_lock_destroy(&m->proc_lock);
 	spin_lock_destroy(&m->fail_lock);
+	spin_lock_destroy(&m->khugepaged_lock);
 	spin_lock_destroy(&m->err_lock);
 	free(m->check_scratch);
 	free(m);

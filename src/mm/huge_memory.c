@@ -260,6 +260,7 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 		return VM_FAULT_FALLBACK;
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
+	khugepaged_enter_vma(vma, vma->vm_flags);
 	if (!(vmf->flags & FAULT_FLAG_WRITE) && KNOB(m, zero_page) && KNOB(m, use_zero_page)) {
 		struct folio *zero_folio;
 

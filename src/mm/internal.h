@@ -496,6 +496,11 @@ unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held
 /* ---- collapse (mm/khugepaged.c) ---- */
 /* MADV_COLLAPSE over [start, end) of vma: 0 or the call's errno. */
 int madvise_collapse(struct vm_area_struct *vma, uint64_t start, uint64_t end);
+/* khugepaged's mm slots: vma (with flags vm_flags) may now be scanned; a
+ * child of a registered mm; an mm going away.  mm lock held. */
+void khugepaged_enter_vma(struct vm_area_struct *vma, uint64_t vm_flags);
+void khugepaged_fork(struct mm_struct *mm, struct mm_struct *oldmm);
+void khugepaged_exit(struct mm_struct *mm);
 
 /* ---- reclaim (mm/vmscan.c) ---- */
 /* Run every shrinker; "held" is the caller's locked mm, or NULL. */

@@ -2,13 +2,41 @@
  * khugepaged.c - collapsing 2 MiB of PTE-mapped anonymous memory into one
  * transparent huge page mapped by a PMD (mirrors mm/khugepaged.c).
  *
- * Entry point: madvise_collapse (MADV_COLLAPSE, Linux 6.1+), called by
- * thps_madvise for each VMA of the range.  khugepaged's background scan
- * (mm slots, the scan cursor, pages_to_scan, its sleeps) is not modelled
- * yet; it shares everything below madvise_collapse with it in Linux, so the
- * code keeps Linux's split: a collapse_control says who collapses, and
- * hpage_collapse_scan_pmd / collapse_huge_page read the khugepaged-only
- * limits from it.
+ * Entry points: madvise_collapse (MADV_COLLAPSE, Linux 6.1+), called by
+ * thps_madvise for each VMA of the range; khugepaged's background scan,
+ * thps_khugepaged_run, on simulated time; khugepaged_enter_vma,
+ * khugepaged_fork and khugepaged_exit, which keep its list of mm slots.
+ * Both share everything below them, as in Linux: a collapse_control says
+ * who collapses, and hpage_collapse_scan_pmd / collapse_huge_page read the
+ * khugepaged-only limits from it.
+ *
+ * khugepaged, as Linux runs it:
+ *  - An mm gets a slot (MMF_VM_HUGEPAGE) the first time one of its VMAs
+ *    becomes eligible for the scan (khugepaged_enter_vma: MADV_HUGEPAGE, a
+ *    new mapping or a heap growth under enabled=always, a THP fault); a
+ *    fork gives the child a slot when the parent has one (khugepaged_fork);
+ *    the slot goes when the mm does (khugepaged_exit).  Slots are scanned in
+ *    the order they were made.
+ *  - Each wake-up (khugepaged_do_scan) moves a cursor (mm slot, address)
+ *    on by pages_to_scan units of progress: one per VMA passed over, 512
+ *    per 2 MiB range looked at (khugepaged_scan_mm_slot).  Past the last
+ *    VMA of the last slot, full_scans counts one and the cursor goes back
+ *    to the head; a wake-up stops when it comes round to the head a second
+ *    time.  Then khugepaged sleeps scan_sleep_millisecs; after a failed
+ *    THP allocation it sleeps alloc_sleep_millisecs inside the wake-up and
+ *    tries once more, and gives up the wake-up at a second failure.
+ *  - A VMA is scanned when transparent_hugepage/enabled allows it (always,
+ *    or madvise with MADV_HUGEPAGE), not MADV_NOHUGEPAGE, not under
+ *    PR_SET_THP_DISABLE, and it holds an aligned 2 MiB.  A 2 MiB range is
+ *    collapsed under the limits MADV_COLLAPSE ignores: at most max_ptes_none
+ *    none or zero-page entries, at most max_ptes_shared pages mapped by
+ *    another process, and one young entry at least (the model never ages
+ *    its entries: a present page is young).  The THP is allocated as
+ *    khugepaged/defrag says.  pages_collapsed counts each collapse.
+ *  - Time is simulated: nothing runs until thps_khugepaged_run asks for N
+ *    wake-ups or N full scans; the clock is the sleeps summed.  The model
+ *    has no threads of its own, so the call wants no other thread in the
+ *    model (as thps_check).
  *
  * A collapse, as Linux does it:
  *  1. hpage_collapse_scan_pmd looks at the PMD: nothing mapped or no PTE
@@ -156,9 +184,9 @@ static enum scan_result alloc_charge_folio(struct folio **foliop, struct mm_stru
 {
 	gfp_t gfp = GFP_TRANSHUGE;
 
-	/* khugepaged: alloc_hugepage_khugepaged_gfpmask(), khugepaged/defrag
-	 * (not modelled yet: the scan never runs) */
-	VM_BUG_ON(cc->is_khugepaged);
+	/* alloc_hugepage_khugepaged_gfpmask: khugepaged/defrag */
+	if (cc->is_khugepaged && !KNOB(mm->m, khugepaged_defrag))
+		gfp = GFP_TRANSHUGE_LIGHT;
 	*foliop = folio_alloc(mm->m, mm, gfp, HPAGE_PMD_ORDER);
 	if (!*foliop) {
 		count_vm_event(mm->m, mm, THPS_VM_thp_collapse_alloc_failed);
@@ -378,4 +406,204 @@ out:
 	if (hend >= hstart && thps == (hend - hstart) >> HPAGE_PMD_SHIFT)
 		return 0;
 	return madvise_collapse_errno(last_fail);
+}
+
+/* ---- khugepaged's background scan ---- */
+
+/* hugepage_vma_check with TVA_ENFORCE_SYSFS: may khugepaged scan vma? */
+static bool khugepaged_vma_allowable(struct vm_area_struct *vma, uint64_t vm_flags)
+{
+	return thp_vma_allowable_pmd(vma, vm_flags) && vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
+	       ALIGN_UP(vma->vm_start, HPAGE_PMD_SIZE) + HPAGE_PMD_SIZE <= vma->vm_end;
+}
+
+/* __khugepaged_enter: a slot for mm, at the tail.  mm lock held. */
+static void khugepaged_enter(struct mm_struct *mm)
+{
+	struct thps_machine *m = mm->m;
+
+	if (mm->flags & (1UL << MMF_VM_HUGEPAGE))
+		return;
+	spin_lock(&m->khugepaged_lock);
+	mm->flags |= 1UL << MMF_VM_HUGEPAGE;
+	mm->khugepaged_next = NULL;
+	if (m->khugepaged.tail)
+		m->khugepaged.tail->khugepaged_next = mm;
+	else
+		m->khugepaged.head = mm;
+	m->khugepaged.tail = mm;
+	spin_unlock(&m->khugepaged_lock);
+}
+
+void khugepaged_enter_vma(struct vm_area_struct *vma, uint64_t vm_flags)
+{
+	if (!(vma->vm_mm->flags & (1UL << MMF_VM_HUGEPAGE)) && khugepaged_vma_allowable(vma, vm_flags))
+		khugepaged_enter(vma->vm_mm);
+}
+
+void khugepaged_fork(struct mm_struct *mm, struct mm_struct *oldmm)
+{
+	if (oldmm->flags & (1UL << MMF_VM_HUGEPAGE))
+		khugepaged_enter(mm);
+}
+
+void khugepaged_exit(struct mm_struct *mm)
+{
+	struct thps_machine *m = mm->m;
+	struct khugepaged_scan *ks = &m->khugepaged;
+	struct mm_struct *prev = NULL;
+
+	if (!(mm->flags & (1UL << MMF_VM_HUGEPAGE)))
+		return;
+	spin_lock(&m->khugepaged_lock);
+	for (struct mm_struct *it = ks->head; it && it != mm; it = it->khugepaged_next)
+		prev = it;
+	if (prev)
+		prev->khugepaged_next = mm->khugepaged_next;
+	else
+		ks->head = mm->khugepaged_next;
+	if (ks->tail == mm)
+		ks->tail = prev;
+	/* the scan was in this mm: it goes on with the next (collect_mm_slot) */
+	if (ks->mm_slot == mm) {
+		ks->mm_slot = mm->khugepaged_next;
+		ks->address = 0;
+		if (!ks->mm_slot)
+			ks->full_scans++;
+	}
+	mm->khugepaged_next = NULL;
+	mm->flags &= ~(1UL << MMF_VM_HUGEPAGE);
+	spin_unlock(&m->khugepaged_lock);
+}
+
+/*
+ * khugepaged_scan_mm_slot: scan from the cursor until "pages" units of
+ * progress are made or the mm ends; the progress made.  *result is the
+ * last 2 MiB range's.
+ */
+static uint64_t khugepaged_scan_mm_slot(struct thps_machine *m, uint64_t pages,
+					enum scan_result *result, const struct collapse_control *cc)
+{
+	struct khugepaged_scan *ks = &m->khugepaged;
+	struct mm_struct *mm;
+	struct vm_area_struct *vma = NULL;
+	uint64_t progress = 0;
+
+	spin_lock(&m->khugepaged_lock);
+	if (!ks->mm_slot) {
+		ks->mm_slot = ks->head;
+		ks->address = 0;
+	}
+	mm = ks->mm_slot;
+	spin_unlock(&m->khugepaged_lock);
+	if (!mm)
+		return 0;
+
+	mm_lock(mm);
+	if (!(mm->flags & (1UL << MMF_DISABLE_THP_COMPLETELY)))
+		vma = find_vma(mm, ks->address);
+	for (; vma; vma = vma->vm_next) {
+		uint64_t hstart, hend;
+
+		if (!khugepaged_vma_allowable(vma, vma->vm_flags)) {
+			progress++;
+			continue;
+		}
+		hstart = ALIGN_UP(vma->vm_start, HPAGE_PMD_SIZE);
+		hend = ALIGN_DOWN(vma->vm_end, HPAGE_PMD_SIZE);
+		if (ks->address > hend) {
+			progress++;
+			continue;
+		}
+		if (ks->address < hstart)
+			ks->address = hstart;
+		while (ks->address < hend) {
+			*result = hpage_collapse_scan_pmd(mm, vma, ks->address, cc);
+			if (*result == SCAN_SUCCEED)
+				ks->pages_collapsed++;
+			ks->address += HPAGE_PMD_SIZE;
+			progress += HPAGE_PMD_NR;
+			if (progress >= pages)
+				goto breakouterloop;
+		}
+	}
+breakouterloop:
+	mm_unlock(mm);
+
+	/* the mm is done: on to the next slot; past the last, a full scan */
+	if (!vma) {
+		spin_lock(&m->khugepaged_lock);
+		ks->mm_slot = mm->khugepaged_next;
+		ks->address = 0;
+		if (!ks->mm_slot)
+			ks->full_scans++;
+		spin_unlock(&m->khugepaged_lock);
+	}
+	return progress;
+}
+
+/* khugepaged_do_scan: one wake-up, and the sleep after it. */
+static void khugepaged_do_scan(struct thps_machine *m)
+{
+	const struct knobs k = knobs_read(m);
+	const struct collapse_control cc = {
+		.is_khugepaged = true,
+		.max_ptes_none = k.max_ptes_none,
+		.max_ptes_shared = k.max_ptes_shared,
+	};
+	struct khugepaged_scan *ks = &m->khugepaged;
+	const uint64_t pages = (uint64_t)k.pages_to_scan;
+	uint64_t progress = 0;
+	int pass_through_head = 0;
+	bool wait = true;
+
+	ks->wakeups++;
+	for (;;) {
+		enum scan_result result = SCAN_FAIL;
+
+		if (!ks->mm_slot)
+			pass_through_head++;
+		if (ks->head && pass_through_head < 2)
+			progress += khugepaged_scan_mm_slot(m, pages - progress, &result, &cc);
+		else
+			progress = pages;
+		if (progress >= pages)
+			break;
+		if (result == SCAN_ALLOC_HUGE_PAGE_FAIL) {
+			if (!wait)
+				break;
+			wait = false;
+			ks->now_ms += (uint64_t)k.alloc_sleep_millisecs; /* khugepaged_alloc_sleep */
+		}
+	}
+	ks->pages_scanned += progress;
+	ks->now_ms += (uint64_t)k.scan_sleep_millisecs; /* khugepaged_wait_work */
+}
+
+int thps_khugepaged_run(thps_machine *m, uint64_t wakeups, uint64_t full_scans)
+{
+	const uint64_t target = m->khugepaged.full_scans + full_scans;
+
+	if (!wakeups && !full_scans)
+		return 0;
+	for (uint64_t n = 0; !wakeups || n < wakeups; n++) {
+		if (full_scans && m->khugepaged.full_scans >= target)
+			break;
+		/* khugepaged_has_work: with no slot it sleeps until one comes */
+		if (!m->khugepaged.head)
+			break;
+		khugepaged_do_scan(m);
+	}
+	return 0;
+}
+
+void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out)
+{
+	spin_lock(&m->khugepaged_lock);
+	out->pages_collapsed = m->khugepaged.pages_collapsed;
+	out->full_scans = m->khugepaged.full_scans;
+	out->pages_scanned = m->khugepaged.pages_scanned;
+	out->wakeups = m->khugepaged.wakeups;
+	out->now_ms = m->khugepaged.now_ms;
+	spin_unlock(&m->khugepaged_lock);
 }

@@ -39,9 +39,11 @@ static int madvise_update_flags(struct mm_struct *mm, uint64_t start, uint64_t e
 			flags = (flags & ~VM_NOHUGEPAGE) | VM_HUGEPAGE;
 		else
 			flags = (flags & ~VM_HUGEPAGE) | VM_NOHUGEPAGE;
-		vma_modify_flags(vma, nstart, tmp, flags, &err);
+		vma = vma_modify_flags(vma, nstart, tmp, flags, &err);
 		if (err)
 			return err;
+		if (advice == THPS_MADV_HUGEPAGE)
+			khugepaged_enter_vma(vma, flags); /* hugepage_madvise */
 		nstart = tmp;
 	}
 	return 0;

@@ -231,6 +231,7 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 	vma_set_page_prot(vma);
 	vma_link(mm, vma);
 	vma = vma_merge_neighbours(vma);
+	khugepaged_enter_vma(vma, vma->vm_flags);
 	*out = addr;
 	if (flags & THPS_MAP_POPULATE)
 		populate_range(mm, addr, addr + len); /* failure leaves it partly populated */
@@ -395,7 +396,7 @@ static int do_brk(struct mm_struct *mm, uint64_t newbrk)
 		/* do_brk_flags: expand the heap VMA in place */
 		mm->total_vm += (int64_t)((new_ - old) >> PAGE_SHIFT);
 		prev->vm_end = new_;
-		vma_merge_neighbours(prev);
+		vma = vma_merge_neighbours(prev);
 	} else {
 		vma = vm_area_alloc(mm);
 		if (!vma)
@@ -406,8 +407,9 @@ static int do_brk(struct mm_struct *mm, uint64_t newbrk)
 		vma->vm_flags = VM_READ | VM_WRITE | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC | VM_ACCOUNT;
 		vma_set_page_prot(vma);
 		vma_link(mm, vma);
-		vma_merge_neighbours(vma);
+		vma = vma_merge_neighbours(vma);
 	}
+	khugepaged_enter_vma(vma, vma->vm_flags);
 	mm->brk = newbrk;
 	return 0;
 }

@@ -17,6 +17,8 @@
  * thpsim/zero_page is no version's: a boot or an architecture decides it,
  * so thpsim/kernel leaves it as it is.
  */
+#include <limits.h>
+
 #include "internal.h"
 
 struct knob_def {
@@ -49,7 +51,23 @@ static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/shrink_underused", NULL, 0, 1, K(shrink_underused),
 	  "0|1: the deferred-split shrinker also splits underused THPs (Linux 6.12+)" },
 	{ "transparent_hugepage/khugepaged/max_ptes_none", NULL, 0, HPAGE_PMD_NR - 1,
-	  K(max_ptes_none), "0..511: zero-filled subpages a THP may hold before it is underused" },
+	  K(max_ptes_none), "0..511: none and zero-page entries khugepaged collapses over; "
+	  "zero-filled subpages a THP may hold before it is underused" },
+	{ "transparent_hugepage/khugepaged/max_ptes_shared", NULL, 0, HPAGE_PMD_NR - 1,
+	  K(max_ptes_shared), "0..511: pages mapped by another process (after fork) khugepaged "
+	  "collapses over" },
+	{ "transparent_hugepage/khugepaged/max_ptes_swap", NULL, 0, HPAGE_PMD_NR - 1,
+	  K(max_ptes_swap), "0..511: swap entries khugepaged collapses over (no swap is "
+	  "modelled: accepted, no effect)" },
+	{ "transparent_hugepage/khugepaged/pages_to_scan", NULL, 1, INT_MAX, K(pages_to_scan),
+	  "pages (4 KiB units of progress) khugepaged scans per wake-up" },
+	{ "transparent_hugepage/khugepaged/scan_sleep_millisecs", NULL, 0, INT_MAX,
+	  K(scan_sleep_millisecs), "simulated ms khugepaged sleeps between wake-ups" },
+	{ "transparent_hugepage/khugepaged/alloc_sleep_millisecs", NULL, 0, INT_MAX,
+	  K(alloc_sleep_millisecs), "simulated ms khugepaged sleeps after a failed THP "
+	  "allocation" },
+	{ "transparent_hugepage/khugepaged/defrag", NULL, 0, 1, K(khugepaged_defrag),
+	  "0|1: may khugepaged's THP allocation reclaim" },
 	{ "thpsim/huge_zero_page_lifetime", lifetime_values, 0, 0, K(hzp_lifetime),
 	  "refcount (Linux 3.8-4.8: a global reference per mapping) | per-mm (Linux 4.9+: one "
 	  "per address space) | persistent (never freed: the series at patch 9, "
@@ -244,6 +262,12 @@ void knobs_init(struct knobs *k)
 	k->use_zero_page = 1;
 	k->shrink_underused = 1;
 	k->max_ptes_none = HPAGE_PMD_NR - 1;
+	k->max_ptes_shared = HPAGE_PMD_NR / 2;
+	k->max_ptes_swap = HPAGE_PMD_NR / 8;
+	k->pages_to_scan = HPAGE_PMD_NR * 8;
+	k->scan_sleep_millisecs = 10000;
+	k->alloc_sleep_millisecs = 60000;
+	k->khugepaged_defrag = 1;
 	k->zero_page = 1;
 	profile_for_version(k, parse_kernel_version(KERNEL_DEFAULT));
 }

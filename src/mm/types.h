@@ -280,6 +280,7 @@ enum {
 	MMF_HUGE_ZERO_FOLIO,            /* holds a huge zero page reference */
 	MMF_DISABLE_THP_COMPLETELY,     /* prctl(PR_SET_THP_DISABLE, 1) */
 	MMF_DISABLE_THP_EXCEPT_ADVISED, /* ... with PR_THP_DISABLE_EXCEPT_ADVISED */
+	MMF_VM_HUGEPAGE,                /* registered with khugepaged (has an mm slot) */
 };
 
 struct mm_struct {
@@ -305,6 +306,7 @@ struct mm_struct {
 	struct per_cpu_pages pcp;
 	struct vm_counters stat;  /* this process's share of /proc/vmstat */
 	uint64_t next_anon_vma;   /* model: anon_vma ids */
+	struct mm_struct *khugepaged_next; /* khugepaged's mm slot list, in registration order */
 };
 
 /* ---- the machine ---- */
@@ -348,6 +350,12 @@ struct knobs {
 	int use_zero_page;
 	int shrink_underused;
 	int max_ptes_none;
+	int max_ptes_shared;  /* khugepaged/max_ptes_shared */
+	int max_ptes_swap;    /* khugepaged/max_ptes_swap (no swap here: accepted, unused) */
+	int pages_to_scan;    /* khugepaged/pages_to_scan: per wake-up */
+	int scan_sleep_millisecs;  /* khugepaged/: between wake-ups */
+	int alloc_sleep_millisecs; /* khugepaged/: after a failed THP allocation */
+	int khugepaged_defrag;     /* khugepaged/defrag: may its allocation reclaim */
 	int hzp_lifetime;     /* enum hzp_lifetime */
 	int hzp_wp;           /* enum hzp_wp */
 	int thp_cow;          /* enum thp_cow */
@@ -425,6 +433,21 @@ struct thps_machine {
 	struct thps_proc *procs;
 	int next_pid;
 	uint32_t next_mm_id;
+
+	/* khugepaged (khugepaged.c): its mm slots, its cursor, its counters and
+	 * its simulated clock; touched only by thps_khugepaged_run and by the
+	 * registration and exit of an mm, under khugepaged_lock */
+	spinlock_t khugepaged_lock ____cacheline_aligned;
+	struct khugepaged_scan {
+		struct mm_struct *head, *tail; /* the mm slots */
+		struct mm_struct *mm_slot;     /* the cursor's mm; NULL: start at head */
+		uint64_t address;              /* the cursor's address in it */
+		uint64_t pages_collapsed;      /* khugepaged/pages_collapsed */
+		uint64_t full_scans;           /* khugepaged/full_scans */
+		uint64_t pages_scanned;        /* the scan's progress, summed (no sysfs file) */
+		uint64_t wakeups;              /* khugepaged_do_scan calls */
+		uint64_t now_ms;               /* simulated time slept so far */
+	} khugepaged;
 
 	/* allocation-failure injection */
 	spinlock_t fail_lock ____cacheline_aligned;

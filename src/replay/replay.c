@@ -1147,6 +1147,45 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 	return 0;
 }
 
+/*
+ * --settle: after the last record the processes still alive stay, idle, and
+ * khugepaged goes on for settle_ms of simulated time (wake-ups a
+ * scan_sleep_millisecs apart, as thps_khugepaged_run counts them), with a
+ * sample after each wake-up.  khugepaged does not run during the trace
+ * itself: the trace's timestamps do not drive it (yet).
+ */
+static void settle(struct replay *r, uint64_t settle_ms)
+{
+	struct thps_khugepaged_stats k0, k;
+
+	thps_khugepaged_stats(r->m, &k0);
+	k = k0;
+	for (;;) {
+		uint64_t before;
+
+		thps_khugepaged_stats(r->m, &k);
+		before = k.wakeups;
+		if (k.now_ms - k0.now_ms >= settle_ms)
+			break;
+		thps_khugepaged_run(r->m, 1, 0);
+		thps_khugepaged_stats(r->m, &k);
+		if (k.wakeups == before)
+			break; /* nobody registered with khugepaged */
+		r->now_ns = r->res->duration_ns + (k.now_ms - k0.now_ms) * 1000000ULL;
+		take_sample(r);
+	}
+	r->res->settle_ms = settle_ms;
+	r->res->settle_collapsed = k.pages_collapsed - k0.pages_collapsed;
+	if (k.wakeups == k0.wakeups)
+		note(r, "--settle: no process alive at the end of the trace is registered with "
+			"khugepaged (none left, or none with an eligible VMA): nothing changes");
+	else
+		note(r, "--settle: khugepaged ran %llu simulated ms (%llu wake-ups) after the last "
+		     "record and collapsed %llu ranges", (unsigned long long)(k.now_ms - k0.now_ms),
+		     (unsigned long long)(k.wakeups - k0.wakeups),
+		     (unsigned long long)(k.pages_collapsed - k0.pages_collapsed));
+}
+
 int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
 	       char *err, size_t errlen)
 {
@@ -1283,8 +1322,10 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	res->records = tr->nrecords;
 	res->faults = tr->nfaults;
 	res->duration_ns = tr->time_ns;
-	/* what is still alive at the end of the trace ends there */
 	r.now_ns = tr->time_ns;
+	if (o->settle_ms)
+		settle(&r, o->settle_ms);
+	/* what is still alive at the end of the trace (and the settling) ends there */
 	take_sample(&r);
 	for (int i = 0; i < res->nmms; i++)
 		if (!res->mms[i]->ended) {

@@ -105,6 +105,8 @@ struct replay_opts {
 	uint64_t ram_bytes;      /* 0: 64 GiB (committed only as used) */
 	int progress;            /* report progress on stderr */
 	const char *label;       /* for progress lines */
+	uint64_t settle_ms;      /* --settle: khugepaged runs this long (simulated) after
+				    the last record; 0: not at all */
 };
 
 struct replay_result {
@@ -119,6 +121,7 @@ struct replay_result {
 	 * the trace for those still alive; with the sum of their Pss, which
 	 * in the model (anonymous memory only) equals AnonPages */
 	uint64_t peak_anon_pages_kb, peak_meminfo_huge_kb;
+	uint64_t settle_ms, settle_collapsed; /* --settle: how long, and khugepaged's collapses */
 	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
 	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */

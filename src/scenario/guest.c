@@ -20,13 +20,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest.h"
 #include "util/sysfile.h"
 
 #define KNOB_PREFIX "transparent_hugepage/"
+#define KHUGEPAGED_DIR "/sys/kernel/mm/transparent_hugepage/khugepaged/"
+#define KHUGEPAGED_HOLD_MS "3600000"   /* no wake-up while a scenario runs */
+#define KHUGEPAGED_FAST_MS "10"        /* ...and quick ones for a scans= step */
+#define KHUGEPAGED_FAST_PAGES "65536"  /* 256 MiB per wake-up */
 
 int scn_cmdline_is_guest(const char *cmdline)
 {
@@ -42,8 +48,12 @@ int scn_cmdline_is_guest(const char *cmdline)
 	return 0;
 }
 
+int scn_in_guest(void)
+{
+	char buf[4096];
 
-
+	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 && scn_cmdline_is_guest(buf);
+}
 
 /* A knob name we may turn into a path: below transparent_hugepage/, no
  * way out of it. */
@@ -98,4 +108,73 @@ int scn_guest_thp_apply(const struct scenario *s, struct scn_guest_thp *saved)
 {
 	return scn_guest_thp_apply_at(s, saved, "/proc/cmdline",
 				      "/sys/kernel/mm/transparent_hugepage");
+}
+
+int scn_guest_khugepaged_hold(struct scn_guest_thp *saved)
+{
+	const char *path = KHUGEPAGED_DIR "scan_sleep_millisecs";
+	char old[64];
+
+	if (!scn_in_guest())
+		return -EPERM;
+	if (saved->n >= SCN_GUEST_MAX_SAVED || sysfile_choice(path, old, sizeof(old)))
+		return -ENOSPC;
+	if (sysfile_write(path, KHUGEPAGED_HOLD_MS))
+		return -EIO;
+	snprintf(saved->saved[saved->n].path, sizeof(saved->saved[0].path), "%s", path);
+	snprintf(saved->saved[saved->n].old, sizeof(saved->saved[0].old), "%s", old);
+	saved->n++;
+	return 0;
+}
+
+static int read_full_scans(uint64_t *out)
+{
+	char buf[64];
+
+	if (sysfile_read(KHUGEPAGED_DIR "full_scans", buf, sizeof(buf)) <= 0)
+		return -1;
+	*out = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int scn_guest_khugepaged_scans(uint64_t n, int timeout_ms, char *why, size_t len)
+{
+	char pages[64];
+	uint64_t start, cur = 0;
+	int64_t deadline;
+	int err = 0;
+
+	if (!scn_in_guest()) {
+		snprintf(why, len, "not in a check-kernels guest");
+		return -EPERM;
+	}
+	if (read_full_scans(&start) ||
+	    sysfile_choice(KHUGEPAGED_DIR "pages_to_scan", pages, sizeof(pages)) ||
+	    sysfile_write(KHUGEPAGED_DIR "pages_to_scan", KHUGEPAGED_FAST_PAGES) ||
+	    sysfile_write(KHUGEPAGED_DIR "scan_sleep_millisecs", KHUGEPAGED_FAST_MS)) {
+		snprintf(why, len, "cannot read or write %s", KHUGEPAGED_DIR);
+		return -EIO;
+	}
+	deadline = now_ms() + timeout_ms;
+	while (!read_full_scans(&cur) && cur < start + n + 1) {
+		if (now_ms() > deadline) {
+			snprintf(why, len, "khugepaged/full_scans went from %llu to %llu in %d ms, "
+				 "not by %llu", (unsigned long long)start, (unsigned long long)cur,
+				 timeout_ms, (unsigned long long)n + 1);
+			err = -ETIMEDOUT;
+			break;
+		}
+		usleep(5000);
+	}
+	sysfile_write(KHUGEPAGED_DIR "scan_sleep_millisecs", KHUGEPAGED_HOLD_MS);
+	sysfile_write(KHUGEPAGED_DIR "pages_to_scan", pages);
+	return err;
 }

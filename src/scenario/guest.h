@@ -41,4 +41,20 @@ void scn_guest_thp_restore(struct scn_guest_thp *saved);
 /* The same, on /proc/cmdline and /sys/kernel/mm/transparent_hugepage/. */
 int scn_guest_thp_apply(const struct scenario *s, struct scn_guest_thp *saved);
 
+/* Is this a check-kernels guest (SCN_GUEST_FLAG on /proc/cmdline)? */
+int scn_in_guest(void);
+
+/*
+ * khugepaged inside a guest.  hold: khugepaged's scan_sleep_millisecs set
+ * to an hour, so that it does not scan while the scenario's steps run
+ * (writing the file restarts its sleep); the old value is kept in *saved
+ * and put back by scn_guest_thp_restore.  scans: let it make n full scans
+ * (scan_sleep_millisecs small, pages_to_scan large, then wait until
+ * full_scans has grown by n + 1, since the scan under way may have passed
+ * the scenario's processes; at most timeout_ms), then hold it again.
+ * 0, or -errno with why in buf.  On a host both do nothing and fail.
+ */
+int scn_guest_khugepaged_hold(struct scn_guest_thp *saved);
+int scn_guest_khugepaged_scans(uint64_t n, int timeout_ms, char *why, size_t len);
+
 #endif

@@ -691,6 +691,19 @@ static int parse_line(struct parser *p, struct scn_step *st)
 		st->op = SCN_SHRINK;
 		return expect_args(p, 1, 1, "shrink");
 	}
+	if (tok_is(t, "khugepaged")) {
+		const char *v;
+		int vlen;
+
+		st->op = SCN_KHUGEPAGED;
+		if (expect_args(p, 2, 2, "khugepaged scans=N"))
+			return -1;
+		if (!opt_value(&t[1], "scans", &v, &vlen) || parse_size(v, vlen, &st->scans) ||
+		    st->scans < 1 || st->scans > 100)
+			return perr(p, t[1].col, "expected scans=N (1..100 full scans), got '%.*s'",
+				    t[1].len, t[1].s);
+		return 0;
+	}
 	if (tok_is(t, "prctl")) {
 		st->op = SCN_PRCTL;
 		if (expect_args(p, 3, 3, "prctl thp_disable 0|1") || !tok_is(&t[1], "thp_disable"))
@@ -718,7 +731,7 @@ static int parse_line(struct parser *p, struct scn_step *st)
 	}
 	return perr(p, t->col,
 		    "unknown step '%.*s' (expected set, mmap, munmap, mprotect, madvise, mremap, read, "
-		    "write, fork, proc, exit, shrink, prctl, expect, report, when)",
+		    "write, fork, proc, exit, shrink, khugepaged, prctl, expect, report, when)",
 		    t->len, t->s);
 }
 

@@ -232,6 +232,8 @@ static int run_step(struct model_run *x, const struct scn_step *st)
 	case SCN_SHRINK:
 		thps_drop_caches(x->m);
 		return 0;
+	case SCN_KHUGEPAGED:
+		return thps_khugepaged_run(x->m, 0, st->scans);
 	case SCN_PRCTL:
 		return thps_prctl_thp_disable(p, st->value);
 	case SCN_EXPECT:

@@ -33,6 +33,7 @@ enum scn_op {
 	SCN_PROC,
 	SCN_EXIT,
 	SCN_SHRINK,
+	SCN_KHUGEPAGED, /* khugepaged scans=N: N full scans of khugepaged */
 	SCN_PRCTL,
 	SCN_EXPECT,
 	SCN_REPORT,
@@ -95,6 +96,7 @@ struct scn_step {
 	int has_err;         /* madvise err=: the call is expected to fail... */
 	int err;             /* ...with this errno (positive) */
 	int child;           /* fork: the new process */
+	uint64_t scans;      /* khugepaged: full scans */
 	char knob[96];
 	char knob_value[32];
 	struct scn_figure fig;

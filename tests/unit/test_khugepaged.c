@@ -219,3 +219,172 @@ TEST(collapse_allocation_failure)
 	tread(p, a, MB(4), PAGE, 5);
 	texit(p);
 }
+
+/* ---- khugepaged's background scan ---- */
+
+static struct thps_khugepaged_stats kstats(void)
+{
+	struct thps_khugepaged_stats s;
+
+	thps_khugepaged_stats(T, &s);
+	return s;
+}
+
+static void kscan(uint64_t wakeups, uint64_t full_scans)
+{
+	ASSERT_OK(thps_khugepaged_run(T, wakeups, full_scans));
+	tcheck();
+}
+
+/*
+ * max_ptes_none counts none and zero-page entries (hpage_collapse_scan_pmd):
+ * 511 zero-page entries and one page collapse at 511, not at 510; nothing
+ * runs before MADV_HUGEPAGE registers the mm (enabled=madvise).
+ */
+TEST(khugepaged_max_ptes_none_counts_zero_pages)
+{
+	thps_proc *p;
+	uint64_t a;
+
+	tmachine(64, "thpsim/kernel=6.12", NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(2));
+	tread(p, a, MB(2), PAGE, 0);
+	twrite(p, a, 1, 1, 9);
+	kscan(0, 1);
+	ASSERT_EQ(kstats().full_scans, 0); /* no mm slot: it sleeps */
+	ASSERT_EQ(kstats().wakeups, 0);
+	tknob("transparent_hugepage/khugepaged/max_ptes_none", "510");
+	tmadvise(p, a, MB(2), THPS_MADV_HUGEPAGE);
+	vm_mark();
+	kscan(0, 1);
+	ASSERT_EQ(kstats().full_scans, 1);
+	ASSERT_EQ(kstats().pages_collapsed, 0);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 0);
+	tknob("transparent_hugepage/khugepaged/max_ptes_none", "511");
+	kscan(0, 1);
+	ASSERT_EQ(kstats().full_scans, 2);
+	ASSERT_EQ(kstats().pages_collapsed, 1);
+	ASSERT_EQ(vm_delta(THPS_VM_thp_collapse_alloc), 1);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 2048);
+	ASSERT_EQ(fig(p, THPS_PROC_Rss), 2048);
+	tread(p, a, 1, 1, 9);
+	tread(p, a + 1, MB(2) - 1, PAGE, 0);
+	texit(p);
+	ASSERT_EQ(kstats().full_scans, 2);
+}
+
+/* The cursor: pages_to_scan=512 is one 2 MiB range per wake-up, and the
+ * pass past the last range of the last mm is a full scan. */
+TEST(khugepaged_pages_to_scan_moves_the_cursor)
+{
+	thps_proc *p;
+	uint64_t a;
+
+	tmachine(64, NULL);
+	tknob("transparent_hugepage/khugepaged/pages_to_scan", "512");
+	p = tproc();
+	a = tmmap_aligned(p, MB(8));
+	tmadvise(p, a, MB(8), THPS_MADV_NOHUGEPAGE); /* no THP at fault... */
+	twrite(p, a, MB(8), KB(64), 3);
+	tmadvise(p, a, MB(8), THPS_MADV_HUGEPAGE);  /* ...then registered */
+	kscan(1, 0);
+	ASSERT_EQ(kstats().pages_collapsed, 1);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 2048);
+	ASSERT_EQ(kstats().now_ms, 10000); /* scan_sleep_millisecs */
+	kscan(2, 0);
+	ASSERT_EQ(kstats().pages_collapsed, 3);
+	ASSERT_EQ(kstats().full_scans, 0);
+	kscan(0, 1);
+	ASSERT_EQ(kstats().pages_collapsed, 4);
+	ASSERT_EQ(kstats().full_scans, 1);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 8192);
+	tread(p, a, MB(8), KB(64), 3);
+	texit(p);
+}
+
+/* max_ptes_shared: after fork, with one written page each side. */
+TEST(khugepaged_max_ptes_shared)
+{
+	thps_proc *p, *c;
+	uint64_t a;
+
+	tmachine(64, "thpsim/kernel=6.12", NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(2));
+	tmadvise(p, a, MB(2), THPS_MADV_NOHUGEPAGE);
+	twrite(p, a, MB(2), PAGE, 4);
+	tmadvise(p, a, MB(2), THPS_MADV_HUGEPAGE);
+	ASSERT_OK(thps_fork(p, &c));
+	twrite(p, a, 1, 1, 5);
+	twrite(c, a, 1, 1, 6);
+	vm_mark();
+	kscan(0, 1); /* 511 shared > 256 on both sides */
+	ASSERT_EQ(kstats().pages_collapsed, 0);
+	tknob("transparent_hugepage/khugepaged/max_ptes_shared", "511");
+	kscan(0, 1);
+	ASSERT_EQ(kstats().pages_collapsed, 2);
+	ASSERT_EQ(vm_delta(THPS_VM_thp_collapse_alloc), 2);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 2048);
+	ASSERT_EQ(fig(c, THPS_PROC_AnonHugePages), 2048);
+	tread(p, a, 1, 1, 5);
+	tread(c, a, 1, 1, 6);
+	tread(p, a + PAGE, MB(2) - PAGE, PAGE, 4);
+	tread(c, a + PAGE, MB(2) - PAGE, PAGE, 4);
+	texit(c);
+	texit(p);
+}
+
+/* A failed allocation: alloc_sleep_millisecs, one retry, then the wake-up
+ * ends; thp_collapse_alloc_failed counts both. */
+TEST(khugepaged_alloc_sleep)
+{
+	thps_proc *p;
+	uint64_t a;
+
+	tmachine(64, NULL);
+	p = tproc();
+	a = tmmap_aligned(p, MB(4));
+	tmadvise(p, a, MB(4), THPS_MADV_NOHUGEPAGE);
+	twrite(p, a, MB(4), PAGE, 5);
+	tmadvise(p, a, MB(4), THPS_MADV_HUGEPAGE);
+	vm_mark();
+	thps_fail_alloc(T, THPS_ALLOC_PAGE, 1, 1);
+	kscan(1, 0);
+	ASSERT_EQ(vm_delta(THPS_VM_thp_collapse_alloc_failed), 2);
+	ASSERT_EQ(kstats().now_ms, 60000 + 10000);
+	ASSERT_EQ(kstats().pages_collapsed, 0);
+	thps_fail_alloc(T, THPS_ALLOC_PAGE, 0, 0);
+	kscan(0, 1);
+	ASSERT_EQ(kstats().pages_collapsed, 2);
+	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 4096);
+	tread(p, a, MB(4), PAGE, 5);
+	texit(p);
+}
+
+/* A process that exits while the cursor is in it: the scan goes on. */
+TEST(khugepaged_exit_mid_scan)
+{
+	thps_proc *p, *q;
+	uint64_t a, b;
+
+	tmachine(64, NULL);
+	tknob("transparent_hugepage/khugepaged/pages_to_scan", "512");
+	p = tproc();
+	q = tproc();
+	a = tmmap_aligned(p, MB(4));
+	b = tmmap_aligned(q, MB(2));
+	tmadvise(p, a, MB(4), THPS_MADV_NOHUGEPAGE);
+	tmadvise(q, b, MB(2), THPS_MADV_NOHUGEPAGE);
+	twrite(p, a, MB(4), MB(1), 1);
+	twrite(q, b, MB(2), MB(1), 2);
+	tmadvise(p, a, MB(4), THPS_MADV_HUGEPAGE);
+	tmadvise(q, b, MB(2), THPS_MADV_HUGEPAGE);
+	kscan(1, 0);
+	ASSERT_EQ(kstats().pages_collapsed, 1);
+	texit(p);
+	kscan(0, 1);
+	ASSERT_EQ(kstats().pages_collapsed, 2);
+	ASSERT_EQ(fig(q, THPS_PROC_AnonHugePages), 2048);
+	texit(q);
+}

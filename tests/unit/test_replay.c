@@ -20,6 +20,7 @@
 static struct trace_writer W;
 static char P[128];
 static struct replay_result R;
+static uint64_t settle_ms; /* treplay's --settle */
 
 static void tbegin(const char *tag)
 {
@@ -69,6 +70,7 @@ static void treplay(const char *kv, ...)
 	}
 	va_end(ap);
 	o.ram_bytes = 2ULL << 30;
+	o.settle_ms = settle_ms;
 	if (replay_run(P, &o, &R, err, sizeof(err)))
 		test_fail(__FILE__, __LINE__, "replay: %s", err);
 	unlink(P);
@@ -480,4 +482,41 @@ TEST(replay_madvise_collapse)
 	ASSERT_EQ(mm->final[THPS_PROC_Anonymous], 16384 + 8192);
 	ASSERT_EQ(R.skips[REPLAY_SKIP_call_failed], 0);
 	ASSERT_EQ(R.skips[REPLAY_SKIP_call_unmodelled], 0);
+}
+
+/* --settle: a sparse MADV_HUGEPAGE heap, alive at the end of the trace,
+ * is collapsed by khugepaged (max_ptes_none=511), not under
+ * max_ptes_none=0, and not without --settle. */
+static void sparse_heap(void)
+{
+	const uint64_t len = 8ULL << 20;
+
+	tbegin("settle");
+	tsys(9, (int64_t)A, 0, len, RW, ANON_PRIVATE);
+	tfaults(A, len, 2 * PAGE, 1);
+	tsys(28, 0, A, len, 14, 0);
+}
+
+TEST(replay_settle_lets_khugepaged_collapse)
+{
+	sparse_heap();
+	settle_ms = 0;
+	treplay(NULL);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 0);
+	ASSERT_EQ(R.vm[THPS_VM_thp_collapse_alloc], 0);
+
+	sparse_heap();
+	settle_ms = 60000;
+	treplay(NULL);
+	ASSERT_EQ(R.settle_collapsed, 4);
+	ASSERT_EQ(R.vm[THPS_VM_thp_collapse_alloc], 4);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 8192);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_Anonymous], 8192);
+
+	sparse_heap();
+	treplay("transparent_hugepage/khugepaged/max_ptes_none=0", NULL);
+	ASSERT_EQ(R.settle_collapsed, 0);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 0);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_Anonymous], 4096);
+	settle_ms = 0;
 }

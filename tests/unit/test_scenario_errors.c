@@ -38,6 +38,12 @@ TEST(scenario_errors_name_the_place)
 	ASSERT(strstr(err, "e.scn:1:5: unknown knob 'nonsense'"));
 	ASSERT_EQ(parse_msg("set transparent_hugepage/enabled sometimes\n", err, sizeof(err)), -1);
 	ASSERT(strstr(err, "e.scn:1:34: transparent_hugepage/enabled: bad value 'sometimes'"));
+	/* khugepaged scans=N, N full scans from 1 to 100 */
+	ASSERT_OK(parse_msg("khugepaged scans=2\n", err, sizeof(err)));
+	ASSERT_EQ(parse_msg("khugepaged scans=0\n", err, sizeof(err)), -1);
+	ASSERT(strstr(err, "e.scn:1:12: expected scans=N"));
+	ASSERT_EQ(parse_msg("khugepaged 3\n", err, sizeof(err)), -1);
+	ASSERT_EQ(parse_msg("khugepaged\n", err, sizeof(err)), -1);
 }
 
 TEST(scenario_guards_name_the_place)
