@@ -435,6 +435,9 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 /* The struct page a PTE maps, or NULL for the zero page (special). */
 struct page *vm_normal_page(struct vm_area_struct *vma, pte_t pte);
 struct page *vm_normal_page_pmd(struct vm_area_struct *vma, pmd_t pmd);
+/* How many entries from pte on map folio's pages in order from page. */
+int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct page *page, pte_t *pte,
+		    uint64_t max);
 /* Zap [start, end) inside one VMA (munmap, MADV_DONTNEED, exit). */
 void zap_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end,
 			bool reclaim_pt);

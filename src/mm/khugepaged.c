@@ -197,30 +197,6 @@ static enum scan_result alloc_charge_folio(struct folio **foliop, struct mm_stru
 }
 
 /*
- * How many entries from pte[0] (mapping page of a large folio) map the
- * folio's next pages in order, at most max: the run Linux 6.17+ unmaps at
- * once (folio_pte_batch).
- */
-static int collapse_pte_batch(struct thps_machine *m, struct folio *folio, struct page *page,
-			      pte_t *pte, int max)
-{
-	uint64_t pfn = page_to_pfn(m, page);
-	uint64_t left = folio_pfn(m, folio) + (uint64_t)folio_nr_pages(folio) - pfn;
-	int nr = 1;
-
-	if ((uint64_t)max > left)
-		max = (int)left;
-	while (nr < max) {
-		pte_t e = ptep_get(pte + nr);
-
-		if (!pte_present(e) || pte_special(e) || pte_pfn(e) != pfn + (uint64_t)nr)
-			break;
-		nr++;
-	}
-	return nr;
-}
-
-/*
  * __collapse_huge_page_copy and __collapse_huge_page_copy_succeeded: the
  * bytes into the new folio, then the old entries cleared and their pages
  * unmapped and put.  Before Linux 6.17 one entry at a time, so that a
@@ -259,7 +235,7 @@ static void collapse_huge_page_copy(struct vm_area_struct *vma, pte_t *pte, stru
 		src = pfn_to_page(m, pte_pfn(pteval));
 		src_folio = page_folio(m, src);
 		if (batch && folio_test_large(src_folio))
-			nr = collapse_pte_batch(m, src_folio, src, pte + i, HPAGE_PMD_NR - i);
+			nr = folio_pte_batch(m, src_folio, src, pte + i, HPAGE_PMD_NR - i);
 		for (int j = 0; j < nr; j++)
 			pte_clear(pte + i + j);
 		folio_remove_rmap_ptes(src_folio, src, nr, vma);

@@ -286,12 +286,13 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 /* ---- zap ---- */
 
 /*
- * folio_pte_batch: how many entries from pte on map the pages of folio
- * that follow page, one after the other (at most max).  The first entry
- * has been read and cleared by the caller; the rest are cleared here.
+ * folio_pte_batch: how many entries from pte on (pte[0] maps page, of
+ * folio) map the pages of folio that follow page, one after the other, at
+ * most max.  It reads entries and changes nothing (the zap and the
+ * collapse both use it).
  */
-static int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct page *page,
-			   pte_t *pte, uint64_t max)
+int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct page *page, pte_t *pte,
+		    uint64_t max)
 {
 	uint64_t pfn = page_to_pfn(m, page);
 	uint64_t left = folio_pfn(m, folio) + (uint64_t)folio_nr_pages(folio) - pfn;
@@ -304,7 +305,6 @@ static int folio_pte_batch(struct thps_machine *m, struct folio *folio, struct p
 
 		if (!pte_present(e) || pte_special(e) || pte_pfn(e) != pfn + (uint64_t)nr)
 			break;
-		pte_clear(pte + nr);
 		nr++;
 	}
 	return nr;
@@ -355,8 +355,11 @@ static void zap_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
 		if (!page)
 			continue; /* the zero page */
 		folio = page_folio(m, page);
-		if (folio_test_large(folio))
+		if (folio_test_large(folio)) {
 			nr = folio_pte_batch(m, folio, page, pte, (end - addr) >> PAGE_SHIFT);
+			for (int i = 1; i < nr; i++)
+				pte_clear(pte + i);
+		}
 		/* zap_present_folio_ptes: one rmap removal for the whole run, so a
 		 * folio unmapped entirely is never seen partially mapped */
 		rss += nr;
