@@ -340,7 +340,7 @@ static bool collapse_vma_allowable(struct vm_area_struct *vma)
 	if (mm->flags & (1UL << MMF_DISABLE_THP_COMPLETELY))
 		return false;
 	return vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
-	       thp_vma_suitable_pmd(vma, vma->vm_end - HPAGE_PMD_SIZE);
+	       thp_vma_suitable_order(vma, vma->vm_end - HPAGE_PMD_SIZE, HPAGE_PMD_ORDER);
 }
 
 int madvise_collapse(struct vm_area_struct *vma, uint64_t start, uint64_t end)
@@ -389,7 +389,8 @@ out:
 /* hugepage_vma_check with TVA_ENFORCE_SYSFS: may khugepaged scan vma? */
 static bool khugepaged_vma_allowable(struct vm_area_struct *vma, uint64_t vm_flags)
 {
-	return thp_vma_allowable_pmd(vma, vm_flags) && vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
+	return thp_vma_allowable_order(vma, vm_flags, HPAGE_PMD_ORDER) &&
+	       vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
 	       ALIGN_UP(vma->vm_start, HPAGE_PMD_SIZE) + HPAGE_PMD_SIZE <= vma->vm_end;
 }
 
