@@ -309,6 +309,12 @@ static void warm(const struct worker *w)
 
 			if (ro_data && mprotect(s0, end - start, PROT_READ | PROT_WRITE))
 				ro_data = 0;
+			/* no THP of any size in the runner's own memory: where a
+			 * guest turns on 64 KiB folios, the copy-on-write of the
+			 * runner's pages after a fork would split and queue them,
+			 * moving the hugepages-<size>kB/stats/ the scenario reads */
+			if (perms[1] == 'w' && perms[3] == 'p')
+				madvise(s0, end - start, MADV_NOHUGEPAGE);
 			for (unsigned long long a = start; a < end; a += 4096) {
 				volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
 				uint8_t v = *p;
