@@ -883,6 +883,12 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	spin_unlock(&m->split_queue_lock);
 	if (folio_ref_count(folio) != folio_mapcount(folio) + 1 ||
 	    (need_underused && !thp_underused(m, folio))) {
+		/* can_split_folio failed: an attempt that counts as failed */
+		if (folio_ref_count(folio) != folio_mapcount(folio) + 1) {
+			count_mthp_stat(m, folio_order(folio), THPS_MTHP_split_failed);
+			if (folio_test_pmd_mappable(folio))
+				count_vm_event(m, NULL, THPS_VM_thp_split_page_failed);
+		}
 		if (queued) /* back where it was; PG_partially_mapped is kept */
 			deferred_split_folio(m, NULL, folio, folio_test_partially_mapped(folio));
 		rmap_unlock_all(m, held);

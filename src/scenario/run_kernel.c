@@ -284,10 +284,36 @@ __attribute__((noinline)) static void grow_stack(void)
 		pad[i] = 0;
 }
 
+/*
+ * No THP of any size in the runner's own memory, before it touches any:
+ * where a guest turns on 64 KiB folios, the runner's stack and heap would be
+ * made of them, and after a fork their copy-on-write would queue them for
+ * split, moving the hugepages-<size>kB/stats/ a scenario reads.  (Folios
+ * already there stay; the stack is grown only after this.)
+ */
+static void no_thp_in_own_memory(const struct worker *w)
+{
+	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+		return;
+	for (char *line = maps_buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		unsigned long long start, end;
+		char perms[8] = { 0 };
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[1] == 'w' &&
+		    perms[3] == 'p' && !in_regions(w, start, end))
+			madvise((void *)(uintptr_t)start, end - start, MADV_NOHUGEPAGE);
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
 /* Touch every page of the runner's own mappings, so that nothing the
  * worker does later faults except the scenario's own steps. */
 static void warm(const struct worker *w)
 {
+	no_thp_in_own_memory(w);
 	grow_stack();
 	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
 		return;
@@ -309,12 +335,6 @@ static void warm(const struct worker *w)
 
 			if (ro_data && mprotect(s0, end - start, PROT_READ | PROT_WRITE))
 				ro_data = 0;
-			/* no THP of any size in the runner's own memory: where a
-			 * guest turns on 64 KiB folios, the copy-on-write of the
-			 * runner's pages after a fork would split and queue them,
-			 * moving the hugepages-<size>kB/stats/ the scenario reads */
-			if (perms[1] == 'w' && perms[3] == 'p')
-				madvise(s0, end - start, MADV_NOHUGEPAGE);
 			for (unsigned long long a = start; a < end; a += 4096) {
 				volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
 				uint8_t v = *p;
@@ -1276,9 +1296,10 @@ static int run_kernel(struct kernel_run *kr)
 		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
 		worker_socks = k.socks;
 		/* the controller's flag (scenario_run_kernel) off, unless the
-		 * scenario wants THP never */
-		prctl(PR_SET_THP_DISABLE, emulate == EMU_DISABLE, 0, 0, 0);
+		 * scenario wants THP never; only once the runner's own pages are
+		 * faulted in, so that none of them is a THP of any size */
 		warm(&w);
+		prctl(PR_SET_THP_DISABLE, emulate == EMU_DISABLE, 0, 0, 0);
 		send_all(w.fd, &ready, sizeof(ready));
 		worker_loop(&w);
 	}
