@@ -256,10 +256,12 @@ static void series_thin(struct replay_series *s, uint64_t every)
 	s->n = k;
 }
 
-static void take_sample(struct replay *r)
+/* A point of every live series now, numbered idx (UINT64_MAX: outside
+ * the schedule, never thinned), and the peaks. */
+static void series_point(struct replay *r, uint64_t idx)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++, anon, mhuge;
+	uint64_t sum_rss = 0, sum_huge = 0, anon, mhuge;
 
 	machine_now(r, &anon, &mhuge);
 	for (int i = 0; i < res->nmms; i++) {
@@ -280,6 +282,13 @@ static void take_sample(struct replay *r)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
 		res->overall_peak_anon_huge_kb = sum_huge;
+}
+
+static void take_sample(struct replay *r)
+{
+	struct replay_result *res = r->res;
+
+	series_point(r, r->sample_idx++);
 	/* at REPLAY_SERIES_MAX points, keep every other one and sample half
 	 * as often from now on */
 	if (res->overall.n >= REPLAY_SERIES_MAX) {
@@ -1208,34 +1217,6 @@ static void khug_check_registered(struct replay *r)
 	}
 }
 
-/* A point of every live series at the current time, outside the schedule
- * (kept by series_thin). */
-static void grid_point(struct replay *r)
-{
-	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0, anon, mhuge;
-
-	machine_now(r, &anon, &mhuge);
-	for (int i = 0; i < res->nmms; i++) {
-		struct replay_mm *mm = res->mms[i];
-		uint64_t rss, huge;
-
-		if (mm->ended)
-			continue;
-		thps_proc_usage(mm->proc, &rss, &huge);
-		if (huge > mm->peak_anon_huge_kb)
-			mm->peak_anon_huge_kb = huge;
-		series_add(&mm->series, r->now_ns, UINT64_MAX, rss, huge);
-		sum_rss += rss;
-		sum_huge += huge;
-	}
-	series_add_machine(&res->overall, r->now_ns, UINT64_MAX, sum_rss, sum_huge, anon, mhuge);
-	if (sum_rss > res->overall_peak_rss_kb)
-		res->overall_peak_rss_kb = sum_rss;
-	if (sum_huge > res->overall_peak_anon_huge_kb)
-		res->overall_peak_anon_huge_kb = sum_huge;
-}
-
 /* One wake-up of khugepaged at khug_next_ns, and when the next one is. */
 static void khug_wake(struct replay *r)
 {
@@ -1270,7 +1251,7 @@ static void timers_run(struct replay *r, uint64_t t)
 			khug_wake(r);
 		} else {
 			r->now_ns = r->grid_next_ns;
-			grid_point(r);
+			series_point(r, UINT64_MAX); /* never thinned */
 			r->grid_next_ns += r->o->sample_every_ms * 1000000ULL;
 		}
 		timer_update(r);
