@@ -226,6 +226,8 @@ struct thps_khugepaged_stats {
 	uint64_t pages_scanned;   /* its progress summed (Linux has no such file) */
 	uint64_t wakeups;         /* wake-ups made */
 	uint64_t now_ms;          /* simulated milliseconds it slept */
+	uint64_t mm_slots;        /* address spaces registered with it now: with
+				     none it sleeps until one registers */
 };
 void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out);
 

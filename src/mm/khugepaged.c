@@ -582,5 +582,8 @@ void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out)
 	out->pages_scanned = m->khugepaged.pages_scanned;
 	out->wakeups = m->khugepaged.wakeups;
 	out->now_ms = m->khugepaged.now_ms;
+	out->mm_slots = 0;
+	for (const struct mm_struct *mm = m->khugepaged.head; mm; mm = mm->khugepaged_next)
+		out->mm_slots++;
 	spin_unlock(&m->khugepaged_lock);
 }
