@@ -319,6 +319,23 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		if (thps_vm_item_name(i))
 			json_uint(j, thps_vm_item_name(i), res->vm[i]);
 	json_end_object(j);
+	/* hugepages-<size>kB/stats/ of each size that saw a folio */
+	json_begin_object(j, "mthp");
+	for (int o = THPS_MTHP_MIN_ORDER; o <= THPS_MTHP_MAX_ORDER; o++) {
+		char size[16];
+		uint64_t any = 0;
+
+		for (int i = 0; i < THPS_NR_MTHP_STATS; i++)
+			any |= res->mthp[o][i];
+		if (!any)
+			continue;
+		snprintf(size, sizeof(size), "%dkB", 4 << o);
+		json_begin_object(j, size);
+		for (int i = 0; i < THPS_NR_MTHP_STATS; i++)
+			json_uint(j, thps_mthp_stat_name(i), res->mthp[o][i]);
+		json_end_object(j);
+	}
+	json_end_object(j);
 	json_begin_array(j, "processes");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];

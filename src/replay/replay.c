@@ -1450,6 +1450,8 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 		if (!res->mms[i]->ended)
 			mm_end(&r, res->mms[i], res->partial ? "trace cut" : "end of trace");
 	thps_vmstat(r.m, res->vm);
+	for (int order = THPS_MTHP_MIN_ORDER; order <= THPS_MTHP_MAX_ORDER; order++)
+		thps_mthp_stats(r.m, order, res->mthp[order]);
 	if (res->lost_events)
 		note(&r, "the recorder lost %llu events: these figures are too low",
 		     (unsigned long long)res->lost_events);

@@ -139,6 +139,8 @@ struct replay_result {
 	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
 	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
+	/* hugepages-<size>kB/stats/ at the end, by order */
+	uint64_t mthp[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t skips[REPLAY_NR_SKIPS];
 	double seconds;          /* wall time of the replay */

@@ -132,6 +132,36 @@ def programs(sec):
     return rows, problems, notes
 
 
+def mthp_within(model, kernel, size_kb):
+    """Folio counts: within 3%, or within 1 MiB worth of folios of that size."""
+    return abs(model - kernel) <= max(0.03 * max(model, kernel), 1024 // size_kb)
+
+
+def mthp_counts(sec, results):
+    """hugepages-<size>kB/stats/anon_fault_alloc over each program's real run
+    (system-wide, in a guest that runs nothing else) against the replay's."""
+    rows = []
+    for key in sec:
+        if not key.startswith("mthp "):
+            continue
+        name = key[len("mthp "):]
+        asked, err = load_json(sec, "replay-asked " + name)
+        if err:
+            continue
+        model_sizes = asked.get("final", {}).get("mthp", {})
+        for line in sec[key][0].splitlines():
+            m = re.match(r"(\d+)kB anon_fault_alloc (-?\d+)$", line.strip())
+            if not m:
+                continue
+            size, kern = int(m.group(1)), int(m.group(2))
+            model = model_sizes.get("%dkB" % size, {}).get("anon_fault_alloc", 0)
+            if not kern and not model:
+                continue
+            rows.append({"name": name, "size_kB": size, "model": model, "kernel": kern,
+                         "ok": bool(mthp_within(model, kern, size))})
+    return rows
+
+
 def series_model_at(points, t_s):
     """The replay's AnonHugePages at trace time t_s: its last point at or
     before it."""
@@ -253,6 +283,12 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
             if line.startswith("FAIL "):
                 k["problems"].append("recorder test %s failed" % line[5:].strip())
     save_traces(sec, results)
+    for key in sec:
+        if key.startswith("skip "):
+            k["skipped"] += 1
+            k["skips"].append({"scenario": "program " + key[len("skip "):],
+                               "reason": sec[key][0].strip()})
+    k["mthp"] = mthp_counts(sec, results)
     rows, problems, notes = programs(sec)
     k["series"], sproblems = series(sec)
     problems += sproblems
@@ -349,6 +385,9 @@ def main():
         elif k["status"] == "failed":
             failed += 1
         unit = k.get("unit", {"passed": 0, "failed": 0, "skipped": 0})
+        mgood = sum(1 for x in k.get("mthp", []) if x["ok"])
+        passed += mgood
+        failed += len(k.get("mthp", [])) - mgood
         sgood = sum(1 for x in k.get("series", []) if x["ok"])
         passed += sgood
         failed += len(k.get("series", [])) - sgood
@@ -382,6 +421,10 @@ def main():
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
                 r["AnonHugePages"][0], r["AnonHugePages"][1],
                 "ok" if r["ok"] else "OUTSIDE 3% and 1 MiB"))
+        for x in k.get("mthp", []):
+            p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
+                x["name"], x["size_kB"], x["model"], x["kernel"],
+                "ok" if x["ok"] else "OUTSIDE 3% and 1 MiB of folios"))
         for x in k.get("series", []):
             p("  series   %-26s %-20s AnonHugePages kernel/model each second: %s  %s" % (
                 x["name"], x["process"],
