@@ -14,6 +14,8 @@
  *    records every 100 us as the recorder writes them) and the header a
  *    khugepaged waking every 10 ms of it, a thousand times the default
  *    rate, so that every wake-up's scan is paid many times over.
+ *  - multi-size THP's cost: the same traces with the PMD size off and
+ *    64 KiB folios on and off, in turns.
  *  - recording overhead (root and tracepoints only): the cover letter's
  *    program (tests/progs, 51 200 faults in a few tens of ms) run bare,
  *    under "thpsim record", and under "perf record" of the same
@@ -92,8 +94,18 @@ static int cmp_double(const void *a, const void *b)
 #define REPLAY_RUNS 5
 #define REPLAY_GOAL 20e6 /* records per second on one core (issue 5) */
 #define KHUG_GOAL 0.8    /* khugepaged on over off (issue 17) */
-static double replay_once(const char *path, const char *enabled, int no_khugepaged,
-			  uint64_t *records, double *wall, uint64_t *wakeups)
+#define MTHP_GOAL 0.8    /* 64 KiB folios on over off (issue 18) */
+
+/* What one replay runs under: transparent_hugepage/enabled, one more knob
+ * (or none), khugepaged off. */
+struct replay_cfg {
+	const char *enabled;
+	const char *knob, *value;
+	int no_khugepaged;
+};
+
+static double replay_once(const char *path, const struct replay_cfg *c, uint64_t *records,
+			  double *wall, uint64_t *wakeups)
 {
 	struct replay_opts o = { 0 };
 	struct replay_result res;
@@ -101,10 +113,15 @@ static double replay_once(const char *path, const char *enabled, int no_khugepag
 	double c0, w0, cpu;
 
 	o.knob_name[0] = "transparent_hugepage/enabled";
-	o.knob_value[0] = enabled;
+	o.knob_value[0] = c->enabled;
 	o.nknobs = 1;
+	if (c->knob) {
+		o.knob_name[1] = c->knob;
+		o.knob_value[1] = c->value;
+		o.nknobs = 2;
+	}
 	o.ram_bytes = 4ULL << 30;
-	o.no_khugepaged = no_khugepaged;
+	o.no_khugepaged = c->no_khugepaged;
 	c0 = bench_thread_cpu();
 	w0 = bench_now();
 	if (replay_run(path, &o, &res, err, sizeof(err))) {
@@ -122,35 +139,58 @@ static double replay_once(const char *path, const char *enabled, int no_khugepag
 	return cpu;
 }
 
-/* THP always, khugepaged on and off in turns (a slow moment of the host
- * falls on both): the median CPU rates and their ratio. */
+/* Two configurations replayed in turns (a slow moment of the host falls on
+ * both): their median CPU rates and the ratio of the first to the second. */
+static void ratio_in_turns(const char *path, const struct replay_cfg *a,
+			   const struct replay_cfg *b, double *ra, double *rb, double *ratio,
+			   uint64_t *wakeups)
+{
+	double c_a[REPLAY_RUNS], c_b[REPLAY_RUNS];
+	uint64_t records = 0;
+
+	*ra = *rb = *ratio = 0;
+	for (int i = 0; i < REPLAY_RUNS; i++) {
+		c_a[i] = replay_once(path, a, &records, NULL, wakeups);
+		c_b[i] = replay_once(path, b, &records, NULL, NULL);
+		if (c_a[i] <= 0 || c_b[i] <= 0)
+			return;
+	}
+	qsort(c_a, REPLAY_RUNS, sizeof(c_a[0]), cmp_double);
+	qsort(c_b, REPLAY_RUNS, sizeof(c_b[0]), cmp_double);
+	*ra = (double)records / c_a[REPLAY_RUNS / 2];
+	*rb = (double)records / c_b[REPLAY_RUNS / 2];
+	*ratio = *ra / *rb;
+}
+
+/* THP always, khugepaged on and off. */
 static void khug_ratio(const char *path, double *on, double *off, double *ratio,
 		       uint64_t *wakeups)
 {
-	double c_on[REPLAY_RUNS], c_off[REPLAY_RUNS];
-	uint64_t records = 0;
+	static const struct replay_cfg on_cfg = { "always", NULL, NULL, 0 },
+					off_cfg = { "always", NULL, NULL, 1 };
 
-	*on = *off = *ratio = 0;
-	for (int i = 0; i < REPLAY_RUNS; i++) {
-		c_on[i] = replay_once(path, "always", 0, &records, NULL, wakeups);
-		c_off[i] = replay_once(path, "always", 1, &records, NULL, NULL);
-		if (c_on[i] <= 0 || c_off[i] <= 0)
-			return;
-	}
-	qsort(c_on, REPLAY_RUNS, sizeof(c_on[0]), cmp_double);
-	qsort(c_off, REPLAY_RUNS, sizeof(c_off[0]), cmp_double);
-	*on = (double)records / c_on[REPLAY_RUNS / 2];
-	*off = (double)records / c_off[REPLAY_RUNS / 2];
-	*ratio = *on / *off;
+	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, wakeups);
+}
+
+/* The PMD size off, 64 KiB folios on and off. */
+static void mthp_ratio(const char *path, double *on, double *off, double *ratio)
+{
+	static const struct replay_cfg on_cfg = { "never",
+						  "transparent_hugepage/hugepages-64kB/enabled",
+						  "always", 0 },
+					off_cfg = { "never", NULL, NULL, 0 };
+
+	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, NULL);
 }
 
 static void replay_rate(const char *path, const char *enabled, uint64_t *records, double r[2])
 {
+	const struct replay_cfg c = { enabled, NULL, NULL, 0 };
 	double cpu[REPLAY_RUNS], wall[REPLAY_RUNS];
 
 	r[0] = r[1] = 0;
 	for (int i = 0; i < REPLAY_RUNS; i++)
-		if ((cpu[i] = replay_once(path, enabled, 0, records, &wall[i], NULL)) < 0)
+		if ((cpu[i] = replay_once(path, &c, records, &wall[i], NULL)) < 0)
 			return;
 	qsort(cpu, REPLAY_RUNS, sizeof(cpu[0]), cmp_double);
 	qsort(wall, REPLAY_RUNS, sizeof(wall[0]), cmp_double);
@@ -230,18 +270,21 @@ void bench_record_collect(struct bench_record *b)
 		replay_rate(trace, "always", &recs, b->replay_always);
 		khug_ratio(trace, &b->khug_on[0], &b->khug_off[0], &b->khug_ratio[0],
 			   &b->khug_wakeups[0]);
+		mthp_ratio(trace, &b->mthp_on[0], &b->mthp_off[0], &b->mthp_ratio[0]);
 	}
 	if (write_bench_trace(trace, 1024, 1, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_rw_records, b->replay_rw_never);
 		replay_rate(trace, "always", &recs, b->replay_rw_always);
 		khug_ratio(trace, &b->khug_on[1], &b->khug_off[1], &b->khug_ratio[1],
 			   &b->khug_wakeups[1]);
+		mthp_ratio(trace, &b->mthp_on[1], &b->mthp_off[1], &b->mthp_ratio[1]);
 	}
 	if (write_bench_trace(trace, 128, 8, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_reuse_records, b->replay_reuse_never);
 		replay_rate(trace, "always", &recs, b->replay_reuse_always);
 		khug_ratio(trace, &b->khug_on[2], &b->khug_off[2], &b->khug_ratio[2],
 			   &b->khug_wakeups[2]);
+		mthp_ratio(trace, &b->mthp_on[2], &b->mthp_off[2], &b->mthp_ratio[2]);
 	}
 	unlink(trace);
 
@@ -339,6 +382,20 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		}
 		json_end_array(j);
 		json_double(j, "khugepaged_goal_ratio", KHUG_GOAL);
+		json_begin_array(j, "mthp_64k_on_vs_off");
+		for (int t = 0; t < 3; t++) {
+			static const char *const names[] = { "read", "read_write",
+							     "read_write_8x128MiB" };
+
+			json_begin_object(j, NULL);
+			json_string(j, "trace", names[t]);
+			json_double(j, "records_per_s_on", b->mthp_on[t]);
+			json_double(j, "records_per_s_off", b->mthp_off[t]);
+			json_double(j, "ratio", b->mthp_ratio[t]);
+			json_end_object(j);
+		}
+		json_end_array(j);
+		json_double(j, "mthp_goal_ratio", MTHP_GOAL);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
 		if (!b->record_ran) {
@@ -388,6 +445,16 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		       b->khug_on[t] / 1e6, b->khug_off[t] / 1e6, b->khug_ratio[t],
 		       b->khug_ratio[t] >= KHUG_GOAL ? "" : "<",
 		       (unsigned long long)b->khug_wakeups[t]);
+	}
+	printf("64 KiB folios (hugepages-64kB/enabled=always, THP never for 2 MiB): speed with them\n"
+	       "on over off, in turns, median of %d ('<': below %.1fx):\n", REPLAY_RUNS, MTHP_GOAL);
+	for (int t = 0; t < 3; t++) {
+		static const char *const names[] = { "first reads", "reads then writes",
+						     "  8 x 128 MiB" };
+
+		printf("  %-18s on %6.1f M/s  off %6.1f M/s  %.2fx %-2s\n", names[t],
+		       b->mthp_on[t] / 1e6, b->mthp_off[t] / 1e6, b->mthp_ratio[t],
+		       b->mthp_ratio[t] >= MTHP_GOAL ? "" : "<");
 	}
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {

@@ -19,6 +19,8 @@ struct bench_record {
 	 * measured in turns in this run */
 	double khug_ratio[3], khug_on[3], khug_off[3];
 	uint64_t khug_wakeups[3];
+	/* the PMD size off, 64 KiB folios on over off */
+	double mthp_ratio[3], mthp_on[3], mthp_off[3];
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */

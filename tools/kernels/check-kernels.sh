@@ -186,6 +186,17 @@ if [ -x "$S/thpsim-test" ]; then
 fi
 for p in "$S"/progs/*; do cp "$p" "$ROOT/progs/"; done
 cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
+# Debian's own programs that tools/kernels/programs runs, with the shared
+# libraries they load, where this machine has them (a row whose program is
+# missing is skipped in the guest, with the reason)
+for prog in /usr/bin/xz /usr/bin/sort; do
+	[ -x "$prog" ] || continue
+	for f in "$prog" $(ldd "$prog" 2>/dev/null |
+			  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		mkdir -p "$ROOT$(dirname "$f")"
+		cp -L "$f" "$ROOT$f"
+	done
+done
 cp "$HERE/init" "$HERE/programs" "$ROOT/"
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"
