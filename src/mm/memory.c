@@ -303,7 +303,8 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
  *    alloc_pages_bulk gets without reclaim; so does a read of a none
  *    entry where the kernel forbids the zero page.  This is the fault
  *    path's fast path for order-0 pages: where a multi-size THP could be
- *    mapped (alloc_anon_folio) it takes no allocating fault.
+ *    mapped on a none entry (alloc_anon_folio), it leaves that fault to
+ *    handle_mm_fault.
  * A fault taken page by page on one page changes nothing another page's
  * fault reads, so taking them together leaves the same tables, frames and
  * counts.  It stops at the first page that does not fault, faults in any
@@ -320,6 +321,7 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	struct page *pages[FAULT_RUN_MAX];
 	uint64_t max = (end - addr) >> PAGE_SHIFT;
 	int n = 0, got;
+	bool mthp;
 
 	VM_BUG_ON(!pmd_present(pmdp_get(pmd)) || pmd_trans_huge(pmdp_get(pmd)));
 	VM_BUG_ON(addr < vma->vm_start || end > vma->vm_end || end > pmd_addr_end(addr, end) ||
@@ -332,9 +334,10 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 		count_vm_events(m, mm, THPS_VM_pgfault, n);
 		return n;
 	}
-	/* where a fault may map a multi-size THP, each takes alloc_anon_folio */
-	if (KNOB(m, mthp) && thp_vma_allowable_orders(vma, vma->vm_flags, THP_ORDERS_BELOW_PMD))
-		return 0;
+	/* where a fault on a none entry may map a multi-size THP, that fault
+	 * takes alloc_anon_folio; a write to the zero page copies into 4 KiB
+	 * whatever the sizes, so those stay in the run */
+	mthp = KNOB(m, mthp) && thp_vma_allowable_orders(vma, vma->vm_flags, THP_ORDERS_BELOW_PMD);
 	if (max > FAULT_RUN_MAX)
 		max = FAULT_RUN_MAX;
 	while ((uint64_t)n < max) {
@@ -342,6 +345,8 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 
 		/* a read takes only none entries: it maps no zero page here */
 		if (!pte_none(e) && (!write || pte_write(e) || vm_normal_page(vma, e)))
+			break;
+		if (pte_none(e) && mthp)
 			break;
 		n++;
 	}
