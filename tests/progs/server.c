@@ -8,6 +8,7 @@
  * khugepaged's pages_to_scan and scan_sleep_millisecs.
  *
  *	server [--size MiB] [--stride KiB] [--used PERCENT] [--idle SECONDS]
+ *	       [--collapse PERCENT]
  *
  * The heap (--size, default 128 MiB, 2 MiB-aligned) is written one byte
  * every --stride (default 64 KiB) over its first --used percent (default
@@ -20,18 +21,25 @@
  *	thpsim-series T_MS AnonHugePages_kB
  *
  * (T_MS is the time since the start, CLOCK_MONOTONIC) for --idle seconds
- * (default 8), and exits.  tools/kernels compares the series with the one
+ * (default 8), and exits.  With --collapse, right after MADV_HUGEPAGE it
+ * asks for the first PERCENT of the heap (in whole 2 MiB) with
+ * MADV_COLLAPSE (Linux 6.1+), as a program that wants its THPs now does,
+ * and says on stderr if the call failed.  tools/kernels compares the series with the one
  * thpsim replay predicts from the program's trace.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MB (1024UL * 1024)
 #define HPAGE (2 * MB)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1+; older C libraries lack the name */
+#endif
 
 static unsigned long anon_huge_kb(void)
 {
@@ -58,7 +66,7 @@ static long long ms_since(const struct timespec *t0)
 
 int main(int argc, char **argv)
 {
-	unsigned long size = 128 * MB, stride = 64 * 1024, used = 75, idle = 8;
+	unsigned long size = 128 * MB, stride = 64 * 1024, used = 75, idle = 8, collapse = 0;
 	struct timespec t0, next;
 	char *map, *heap;
 
@@ -72,14 +80,16 @@ int main(int argc, char **argv)
 			used = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--idle") && i + 1 < argc)
 			idle = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--collapse") && i + 1 < argc)
+			collapse = strtoul(argv[++i], NULL, 0);
 		else {
 			fprintf(stderr, "usage: server [--size MiB] [--stride KiB] [--used PERCENT] "
-					"[--idle SECONDS]\n");
+					"[--idle SECONDS] [--collapse PERCENT]\n");
 			return 2;
 		}
 	}
-	if (!size || !stride || stride % 4096 || used > 100) {
-		fprintf(stderr, "server: bad --size, --stride or --used\n");
+	if (!size || !stride || stride % 4096 || used > 100 || collapse > 100) {
+		fprintf(stderr, "server: bad --size, --stride, --used or --collapse\n");
 		return 2;
 	}
 	/* 2 MiB-aligned: every 2 MiB of the heap can become one THP */
@@ -96,6 +106,13 @@ int main(int argc, char **argv)
 	for (unsigned long off = 0; off < size / 100 * used; off += stride)
 		heap[off] = 1;
 	madvise(heap, size, MADV_HUGEPAGE);
+	if (collapse) {
+		unsigned long len = size / 100 * collapse / HPAGE * HPAGE;
+
+		if (len && madvise(heap, len, MADV_COLLAPSE))
+			fprintf(stderr, "server: MADV_COLLAPSE of %lu MiB: %s\n", len / MB,
+				strerror(errno));
+	}
 
 	next = t0;
 	for (unsigned long s = 1; s <= idle; s++) {
