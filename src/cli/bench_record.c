@@ -340,6 +340,41 @@ static void replay_line(const char *what, uint64_t records, const double never[2
 	       always[0] >= REPLAY_GOAL ? "" : "<", never[1] / 1e6, always[1] / 1e6);
 }
 
+/* An on/off comparison over the three traces, as JSON (wakeups may be NULL). */
+static void ratio_json(struct json *j, const char *name, const double on[3], const double off[3],
+		       const double ratio[3], const uint64_t *wakeups)
+{
+	static const char *const names[] = { "read", "read_write", "read_write_8x128MiB" };
+
+	json_begin_array(j, name);
+	for (int t = 0; t < 3; t++) {
+		json_begin_object(j, NULL);
+		json_string(j, "trace", names[t]);
+		json_double(j, "records_per_s_on", on[t]);
+		json_double(j, "records_per_s_off", off[t]);
+		json_double(j, "ratio", ratio[t]);
+		if (wakeups)
+			json_uint(j, "wakeups", wakeups[t]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* ...and as text, '<' marking a ratio below goal. */
+static void ratio_lines(const double on[3], const double off[3], const double ratio[3],
+			const uint64_t *wakeups, double goal)
+{
+	static const char *const names[] = { "first reads", "reads then writes", "  8 x 128 MiB" };
+
+	for (int t = 0; t < 3; t++) {
+		printf("  %-18s on %6.1f M/s  off %6.1f M/s  %.2fx %-2s", names[t], on[t] / 1e6,
+		       off[t] / 1e6, ratio[t], ratio[t] >= goal ? "" : "<");
+		if (wakeups)
+			printf(" (%llu wake-ups)", (unsigned long long)wakeups[t]);
+		printf("\n");
+	}
+}
+
 void bench_record_print(const struct bench_record *b, struct json *j)
 {
 	if (j) {
@@ -367,34 +402,10 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 			    b->replay_reuse_never[1]);
 		json_double(j, "read_write_8x128MiB_records_per_s_thp_always_wall",
 			    b->replay_reuse_always[1]);
-		json_begin_array(j, "khugepaged_on_vs_off");
-		for (int t = 0; t < 3; t++) {
-			static const char *const names[] = { "read", "read_write",
-							     "read_write_8x128MiB" };
-
-			json_begin_object(j, NULL);
-			json_string(j, "trace", names[t]);
-			json_double(j, "records_per_s_on", b->khug_on[t]);
-			json_double(j, "records_per_s_off", b->khug_off[t]);
-			json_double(j, "ratio", b->khug_ratio[t]);
-			json_uint(j, "wakeups", b->khug_wakeups[t]);
-			json_end_object(j);
-		}
-		json_end_array(j);
+		ratio_json(j, "khugepaged_on_vs_off", b->khug_on, b->khug_off, b->khug_ratio,
+			   b->khug_wakeups);
 		json_double(j, "khugepaged_goal_ratio", KHUG_GOAL);
-		json_begin_array(j, "mthp_64k_on_vs_off");
-		for (int t = 0; t < 3; t++) {
-			static const char *const names[] = { "read", "read_write",
-							     "read_write_8x128MiB" };
-
-			json_begin_object(j, NULL);
-			json_string(j, "trace", names[t]);
-			json_double(j, "records_per_s_on", b->mthp_on[t]);
-			json_double(j, "records_per_s_off", b->mthp_off[t]);
-			json_double(j, "ratio", b->mthp_ratio[t]);
-			json_end_object(j);
-		}
-		json_end_array(j);
+		ratio_json(j, "mthp_64k_on_vs_off", b->mthp_on, b->mthp_off, b->mthp_ratio, NULL);
 		json_double(j, "mthp_goal_ratio", MTHP_GOAL);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
@@ -437,25 +448,10 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 	printf("khugepaged on the trace's clock, THP always, a wake-up every 10 ms of trace time\n"
 	       "(1 us a record): speed with it on over off, in turns, median of %d ('<': below %.1fx):\n",
 	       REPLAY_RUNS, KHUG_GOAL);
-	for (int t = 0; t < 3; t++) {
-		static const char *const names[] = { "first reads", "reads then writes",
-						     "  8 x 128 MiB" };
-
-		printf("  %-18s on %6.1f M/s  off %6.1f M/s  %.2fx %-2s (%llu wake-ups)\n", names[t],
-		       b->khug_on[t] / 1e6, b->khug_off[t] / 1e6, b->khug_ratio[t],
-		       b->khug_ratio[t] >= KHUG_GOAL ? "" : "<",
-		       (unsigned long long)b->khug_wakeups[t]);
-	}
+	ratio_lines(b->khug_on, b->khug_off, b->khug_ratio, b->khug_wakeups, KHUG_GOAL);
 	printf("64 KiB folios (hugepages-64kB/enabled=always, THP never for 2 MiB): speed with them\n"
 	       "on over off, in turns, median of %d ('<': below %.1fx):\n", REPLAY_RUNS, MTHP_GOAL);
-	for (int t = 0; t < 3; t++) {
-		static const char *const names[] = { "first reads", "reads then writes",
-						     "  8 x 128 MiB" };
-
-		printf("  %-18s on %6.1f M/s  off %6.1f M/s  %.2fx %-2s\n", names[t],
-		       b->mthp_on[t] / 1e6, b->mthp_off[t] / 1e6, b->mthp_ratio[t],
-		       b->mthp_ratio[t] >= MTHP_GOAL ? "" : "<");
-	}
+	ratio_lines(b->mthp_on, b->mthp_off, b->mthp_ratio, NULL, MTHP_GOAL);
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {
 		printf("  skipped: %s\n", b->record_skipped[0] ? b->record_skipped : "a run failed");

@@ -284,6 +284,29 @@ __attribute__((noinline)) static void grow_stack(void)
 		pad[i] = 0;
 }
 
+/* Each mapping of the runner's own (none of the scenario's regions), from
+ * /proc/self/maps: fn(w, start, end, perms, line). */
+static void for_each_own_mapping(const struct worker *w,
+				 void (*fn)(const struct worker *w, unsigned long long start,
+					    unsigned long long end, const char *perms,
+					    const char *line))
+{
+	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+		return;
+	for (char *line = maps_buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		unsigned long long start, end;
+		char perms[8] = { 0 };
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 &&
+		    !in_regions(w, start, end))
+			fn(w, start, end, perms, line);
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
 /*
  * No THP of any size in the runner's own memory, before it touches any:
  * where a guest turns on 64 KiB folios, the runner's stack and heap would be
@@ -291,62 +314,49 @@ __attribute__((noinline)) static void grow_stack(void)
  * split, moving the hugepages-<size>kB/stats/ a scenario reads.  (Folios
  * already there stay; the stack is grown only after this.)
  */
-static void no_thp_in_own_memory(const struct worker *w)
+static void no_thp(const struct worker *w, unsigned long long start, unsigned long long end,
+		   const char *perms, const char *line)
 {
-	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
-		return;
-	for (char *line = maps_buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		unsigned long long start, end;
-		char perms[8] = { 0 };
+	(void)w;
+	(void)line;
+	if (perms[1] == 'w' && perms[3] == 'p')
+		madvise((void *)(uintptr_t)start, end - start, MADV_NOHUGEPAGE);
+}
 
-		if (nl)
-			*nl = 0;
-		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[1] == 'w' &&
-		    perms[3] == 'p' && !in_regions(w, start, end))
-			madvise((void *)(uintptr_t)start, end - start, MADV_NOHUGEPAGE);
-		line = nl ? nl + 1 : NULL;
+/* Fault in every page of one of the runner's mappings. */
+static void touch_mapping(const struct worker *w, unsigned long long start, unsigned long long end,
+			  const char *perms, const char *line)
+{
+	void *s0 = (void *)(uintptr_t)start;
+	int ro_data;
+
+	(void)w;
+	if (perms[0] != 'r' || strstr(line, "[vvar") || strstr(line, "[vsyscall]"))
+		return;
+	/* read-only private file data (relro, rodata): copy it now, or after a
+	 * fork it stays shared and moves between the processes' Private_* and
+	 * Shared_* figures */
+	ro_data = !strcmp(perms, "r--p") && strchr(line, '/');
+	if (ro_data && mprotect(s0, end - start, PROT_READ | PROT_WRITE))
+		ro_data = 0;
+	for (unsigned long long a = start; a < end; a += 4096) {
+		volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
+		uint8_t v = *p;
+
+		if ((perms[1] == 'w' && perms[3] == 'p') || ro_data)
+			*p = v;
 	}
+	if (ro_data)
+		mprotect(s0, end - start, PROT_READ);
 }
 
 /* Touch every page of the runner's own mappings, so that nothing the
  * worker does later faults except the scenario's own steps. */
 static void warm(const struct worker *w)
 {
-	no_thp_in_own_memory(w);
+	for_each_own_mapping(w, no_thp);
 	grow_stack();
-	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
-		return;
-	for (char *line = maps_buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		unsigned long long start, end;
-		char perms[8] = { 0 };
-
-		if (nl)
-			*nl = 0;
-		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[0] == 'r' &&
-		    !strstr(line, "[vvar") && !strstr(line, "[vsyscall]") &&
-		    !in_regions(w, start, end)) {
-			/* read-only private file data (relro, rodata): copy it now,
-			 * or after a fork it stays shared and moves between the
-			 * processes' Private_* and Shared_* figures */
-			int ro_data = !strcmp(perms, "r--p") && strchr(line, '/');
-			void *s0 = (void *)(uintptr_t)start;
-
-			if (ro_data && mprotect(s0, end - start, PROT_READ | PROT_WRITE))
-				ro_data = 0;
-			for (unsigned long long a = start; a < end; a += 4096) {
-				volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)a;
-				uint8_t v = *p;
-
-				if ((perms[1] == 'w' && perms[3] == 'p') || ro_data)
-					*p = v;
-			}
-			if (ro_data)
-				mprotect(s0, end - start, PROT_READ);
-		}
-		line = nl ? nl + 1 : NULL;
-	}
+	for_each_own_mapping(w, touch_mapping);
 }
 
 /*
