@@ -63,7 +63,8 @@ static int has_khugepaged_step(const struct scenario *s)
 #include "util/kprofile.h"
 #include "util/sysfile.h"
 
-#define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
+#define SYS_MM "/sys/kernel/mm/"
+#define SYS_THP SYS_MM "transparent_hugepage/"
 
 enum { EMU_NONE, EMU_HUGEPAGE, EMU_NOHUGEPAGE, EMU_DISABLE };
 
@@ -737,39 +738,50 @@ static int profile_agrees(const struct kernel_run *k, struct scn_result *r)
 	return 1;
 }
 
+/* The /sys file of the knob the kernel runner treats as kernel (the knob
+ * table's column, enum thps_knob_kernel). */
+static const char *knob_file(int kernel, char *buf, size_t len)
+{
+	const char *name = thps_knob_of_kernel(kernel);
+
+	snprintf(buf, len, "%s%s", SYS_MM, name ? name : "");
+	return buf;
+}
+
 static int plan_settings(const struct scenario *s, struct scn_result *r, int *emulate)
 {
 	char global[32] = "", pmd[32] = "", want_global[32], want_pmd[32] = "inherit", have[32],
-	     want[32];
+	     want[32], path[160];
 
 	*emulate = EMU_NONE;
-	if (sysfile_choice(SYS_THP "enabled", global, sizeof(global)))
-		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", SYS_THP,
-			    "enabled");
-	sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+	if (sysfile_choice(knob_file(THPS_KNOB_KERNEL_MODE, path, sizeof(path)), global,
+			   sizeof(global)))
+		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", path, "");
+	sysfile_choice(knob_file(THPS_KNOB_KERNEL_PMD_MODE, path, sizeof(path)), pmd, sizeof(pmd));
 	snprintf(want_global, sizeof(want_global), "%s", "madvise"); /* the model's default */
 	if (s->has_late_set)
 		return skip(r, "%s%s", "a knob set after the first step cannot be emulated on the kernel",
 			    "");
 	for (int i = 0; i < s->nsteps; i++) {
 		const struct scn_step *st = &s->steps[i];
-		char path[160];
 
 		if (st->op != SCN_SET)
 			continue;
-		if (!strcmp(st->knob, "transparent_hugepage/enabled")) {
+		switch (thps_knob_kernel(thps_knob_index(st->knob))) {
+		case THPS_KNOB_KERNEL_MODE:
 			snprintf(want_global, sizeof(want_global), "%s", st->knob_value);
 			continue;
-		}
-		if (!strcmp(st->knob, "transparent_hugepage/hugepages-2048kB/enabled")) {
+		case THPS_KNOB_KERNEL_PMD_MODE:
 			snprintf(want_pmd, sizeof(want_pmd), "%s", st->knob_value);
 			continue;
-		}
-		if (!strncmp(st->knob, "thpsim/", 7))
+		case THPS_KNOB_KERNEL_PROFILE:
 			continue; /* against the profile: profile_agrees */
-		if (strncmp(st->knob, "transparent_hugepage/", 21))
+		case THPS_KNOB_KERNEL_MATCH:
+			break;
+		default:
 			return skip(r, "unknown knob %s%s", st->knob, "");
-		snprintf(path, sizeof(path), "%s%s", SYS_THP, st->knob + 21);
+		}
+		snprintf(path, sizeof(path), "%s%s", SYS_MM, st->knob);
 		if (sysfile_choice(path, have, sizeof(have)))
 			return skip(r, "this kernel has no %s%s", path, "");
 		if (strcmp(have, st->knob_value)) {
@@ -818,13 +830,14 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		return;
 	}
 	{
-		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32];
+		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32], path[160];
 
 		/* use_zero_page=0 or THP never (a check-kernels guest sets them
 		 * for real): no fault allocates one, the counter stays put */
 		sysfile_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
-		sysfile_choice(SYS_THP "enabled", g, sizeof(g));
-		sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+		sysfile_choice(knob_file(THPS_KNOB_KERNEL_MODE, path, sizeof(path)), g, sizeof(g));
+		sysfile_choice(knob_file(THPS_KNOB_KERNEL_PMD_MODE, path, sizeof(path)), pmd,
+			       sizeof(pmd));
 		effective_mode(g, pmd, mode, sizeof(mode));
 		if (!strcmp(zp, "0") || !strcmp(mode, "never")) {
 			k->hzp_comparable = 1;
