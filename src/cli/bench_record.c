@@ -89,9 +89,7 @@ static void replay_rate(const char *path, const char *enabled, uint64_t *records
 		char err[1024];
 		double c0, w0;
 
-		o.knob_name[0] = "transparent_hugepage/enabled";
-		o.knob_value[0] = enabled;
-		o.nknobs = 1;
+		knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", enabled);
 		o.ram_bytes = 4ULL << 30;
 		c0 = bench_thread_cpu();
 		w0 = bench_now();

@@ -1065,19 +1065,13 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 				     thps_last_error(r->m));
 		}
 	}
-	for (int i = 0; i < r->o->nknobs; i++) {
-		/* thpsim/kernel=auto: the running kernel's profile, as detected */
-		if (!strcmp(r->o->knob_name[i], "thpsim/kernel") &&
-		    !strcmp(r->o->knob_value[i], "auto")) {
-			if (kprofile_apply(kprofile_host(), r->m)) {
-				snprintf(err, errlen, "thpsim/kernel=auto: %s", thps_last_error(r->m));
-				return -EINVAL;
-			}
-			continue;
-		}
-		if (thps_knob_set(r->m, r->o->knob_name[i], r->o->knob_value[i])) {
-			snprintf(err, errlen, "%s=%s: %s", r->o->knob_name[i], r->o->knob_value[i],
-				 thps_last_error(r->m));
+	{
+		int bad;
+
+		/* the options' (thpsim/kernel=auto: the running kernel's profile) */
+		if (knob_sets_apply(r->m, &r->o->knobs, &bad)) {
+			snprintf(err, errlen, "%s=%s: %s", r->o->knobs.name[bad],
+				 r->o->knobs.value[bad], thps_last_error(r->m));
 			return -EINVAL;
 		}
 	}
