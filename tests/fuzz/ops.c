@@ -1,6 +1,7 @@
 /*
- * ops.c - operations: the knob table, the .ops text format (writer and
- * parser, errors with file:line) and the decoder of fuzzer bytes.
+ * ops.c - operations: the knobs (those of the model's knob table with values
+ * to try), the .ops text format (writer and parser, errors with file:line)
+ * and the decoder of fuzzer bytes.
  */
 #include <errno.h>
 #include <inttypes.h>
