@@ -137,15 +137,13 @@ RUN := tools/check-run.sh $(LOGS)
 
 check-unit:
 	@$(RUN) unit-build $(MAKE) --no-print-directory O=$(O)/test DEBUG=2 \
-		$(O)/test/thpsim-test $(O)/test/progs/coverletter $(O)/test/progs/churn \
-		$(O)/test/progs/snapshot
+		$(O)/test/thpsim-test $(patsubst $(O)/%,$(O)/test/%,$(PROGS))
 	@$(RUN) unit env THPSIM_PROGS=$(O)/test/progs $(O)/test/thpsim-test
 
 check-asan:
 	@$(RUN) asan-build $(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 \
 		SAN=address,undefined OPT=-O1 \
-		$(O)/asan/thpsim-test $(O)/asan/progs/coverletter $(O)/asan/progs/churn \
-		$(O)/asan/progs/snapshot \
+		$(O)/asan/thpsim-test $(patsubst $(O)/%,$(O)/asan/%,$(PROGS)) \
 		$(O)/asan/thpsim-soak $(addprefix $(O)/asan/fuzz-replay-,$(FUZZ_TARGETS))
 	@export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
 	$(RUN) asan env THPSIM_PROGS=$(O)/asan/progs $(O)/asan/thpsim-test && \
@@ -191,7 +189,7 @@ check-layers:
 check-kernels:
 	@$(RUN) static-build $(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static \
 		PROG_LDFLAGS=-static $(O)/static/thpsim $(O)/static/thpsim-test \
-		$(O)/static/progs/coverletter $(O)/static/progs/churn $(O)/static/progs/snapshot
+		$(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 	@$(RUN) summarize python3 tools/kernels/test_summarize.py && \
 	$(RUN) kernels-qemu tools/kernels/check-kernels.sh $(O) $(O)/static
 

@@ -128,10 +128,34 @@ enum thps_proc_item { THPS_PROC_FIGURES(THPS_ENUM_ITEM) THPS_NR_PROC_ITEMS };
 enum thps_meminfo_item { THPS_MEMINFO(THPS_ENUM_ITEM) THPS_NR_MEMINFO_ITEMS };
 #undef THPS_ENUM_ITEM
 
+/*
+ * Multi-size THP (Linux 6.8+): the counters each anonymous folio size keeps
+ * under /sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/stats/, by
+ * their file names.  The events count from boot; nr_anon and
+ * nr_anon_partially_mapped are gauges.  Sizes are orders THPS_MTHP_MIN_ORDER
+ * (16 KiB) to THPS_MTHP_MAX_ORDER (2 MiB, the PMD size, whose folios count
+ * here too).
+ */
+#define THPS_MTHP_STATS(X)                                                     \
+	X(anon_fault_alloc)                                                    \
+	X(anon_fault_fallback)                                                 \
+	X(anon_fault_fallback_charge)                                          \
+	X(split)                                                               \
+	X(split_failed)                                                        \
+	X(split_deferred)                                                      \
+	X(nr_anon)                                                             \
+	X(nr_anon_partially_mapped)
+#define THPS_ENUM_ITEM(name) THPS_MTHP_##name,
+enum thps_mthp_stat { THPS_MTHP_STATS(THPS_ENUM_ITEM) THPS_NR_MTHP_STATS };
+#undef THPS_ENUM_ITEM
+#define THPS_MTHP_MIN_ORDER 2
+#define THPS_MTHP_MAX_ORDER 9
+
 /* Names of the items above, as the kernel prints them. */
 const char *thps_vm_item_name(int item);
 const char *thps_proc_item_name(int item);
 const char *thps_meminfo_item_name(int item);
+const char *thps_mthp_stat_name(int stat);
 
 /* ------------------------------------------------------------------ */
 /* Machine. */
@@ -190,6 +214,9 @@ const struct thps_profile_change *thps_profile_change(int i);
 
 /* vm items (events then gauges), in pages/counts; index by enum thps_vm_item. */
 void thps_vmstat(thps_machine *m, uint64_t out[THPS_NR_VM_ITEMS]);
+/* hugepages-<size>kB/stats/ of one order (THPS_MTHP_MIN_ORDER ..
+ * THPS_MTHP_MAX_ORDER); index by enum thps_mthp_stat.  -EINVAL: no such size. */
+int thps_mthp_stats(thps_machine *m, int order, uint64_t out[THPS_NR_MTHP_STATS]);
 /* meminfo in kB; index by enum thps_meminfo_item. */
 void thps_meminfo(thps_machine *m, uint64_t out[THPS_NR_MEMINFO_ITEMS]);
 
@@ -217,6 +244,8 @@ struct thps_khugepaged_stats {
 	uint64_t pages_scanned;   /* its progress summed (Linux has no such file) */
 	uint64_t wakeups;         /* wake-ups made */
 	uint64_t now_ms;          /* simulated milliseconds it slept */
+	uint64_t mm_slots;        /* address spaces registered with it now: with
+				     none it sleeps until one registers */
 };
 void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out);
 

@@ -9,6 +9,11 @@
  *    128 MiB: the same records, but the frames munmap frees are used again,
  *    where the single round gives every page a frame (and its metadata) the
  *    process never used before.
+ *  - khugepaged's cost: the same traces under THP always with khugepaged on
+ *    and off, in turns; the records carry a clock (1 us a record, TIME
+ *    records every 100 us as the recorder writes them) and the header a
+ *    khugepaged waking every 10 ms of it, a thousand times the default
+ *    rate, so that every wake-up's scan is paid many times over.
  *  - recording overhead (root and tracepoints only): the cover letter's
  *    program (tests/progs, 51 200 faults in a few tens of ms) run bare,
  *    under "thpsim record", and under "perf record" of the same
@@ -42,7 +47,11 @@ static int write_bench_trace(const char *path, uint64_t mib, int rounds, int wri
 	uint64_t args[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
 	int err;
 
+	uint64_t t_ns = 0;
+
 	trace_header_add(&h, "transparent_hugepage/enabled", "madvise");
+	trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs", "10");
+	trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096");
 	err = trace_writer_open(&w, path, &h);
 	if (err)
 		return err;
@@ -50,10 +59,14 @@ static int write_bench_trace(const char *path, uint64_t mib, int rounds, int wri
 	trace_write_exec(&w, "/bench", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
 	for (int r = 0; r < rounds; r++) {
 		trace_write_syscall(&w, 9, 6, args, (int64_t)base);
-		for (uint64_t a = base; a < base + len; a += 4096)
+		for (uint64_t a = base; a < base + len; a += 4096) {
+			trace_write_time(&w, t_ns += 1000, 100000);
 			trace_write_fault(&w, a, 0, 0);
-		for (uint64_t a = base; writes && a < base + len; a += 4096)
+		}
+		for (uint64_t a = base; writes && a < base + len; a += 4096) {
+			trace_write_time(&w, t_ns += 1000, 100000);
 			trace_write_fault(&w, a, 1, 0);
+		}
 		args[0] = base;
 		trace_write_syscall(&w, 11, 2, args, 0);
 		args[0] = 0;
@@ -78,31 +91,65 @@ static int cmp_double(const void *a, const void *b)
  */
 #define REPLAY_RUNS 5
 #define REPLAY_GOAL 20e6 /* records per second on one core (issue 5) */
+#define KHUG_GOAL 0.8    /* khugepaged on over off (issue 17) */
+static double replay_once(const char *path, const char *enabled, int no_khugepaged,
+			  uint64_t *records, double *wall, uint64_t *wakeups)
+{
+	struct replay_opts o = { 0 };
+	struct replay_result res;
+	char err[1024];
+	double c0, w0, cpu;
+
+	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", enabled);
+	o.ram_bytes = 4ULL << 30;
+	o.no_khugepaged = no_khugepaged;
+	c0 = bench_thread_cpu();
+	w0 = bench_now();
+	if (replay_run(path, &o, &res, err, sizeof(err))) {
+		fprintf(stderr, "thpsim bench: replay: %s\n", err);
+		replay_result_free(&res);
+		return -1;
+	}
+	cpu = bench_thread_cpu() - c0;
+	if (wall)
+		*wall = bench_now() - w0;
+	*records = res.records;
+	if (wakeups)
+		*wakeups = res.khugepaged_wakeups;
+	replay_result_free(&res);
+	return cpu;
+}
+
+/* THP always, khugepaged on and off in turns (a slow moment of the host
+ * falls on both): the median CPU rates and their ratio. */
+static void khug_ratio(const char *path, double *on, double *off, double *ratio,
+		       uint64_t *wakeups)
+{
+	double c_on[REPLAY_RUNS], c_off[REPLAY_RUNS];
+	uint64_t records = 0;
+
+	*on = *off = *ratio = 0;
+	for (int i = 0; i < REPLAY_RUNS; i++) {
+		c_on[i] = replay_once(path, "always", 0, &records, NULL, wakeups);
+		c_off[i] = replay_once(path, "always", 1, &records, NULL, NULL);
+		if (c_on[i] <= 0 || c_off[i] <= 0)
+			return;
+	}
+	qsort(c_on, REPLAY_RUNS, sizeof(c_on[0]), cmp_double);
+	qsort(c_off, REPLAY_RUNS, sizeof(c_off[0]), cmp_double);
+	*on = (double)records / c_on[REPLAY_RUNS / 2];
+	*off = (double)records / c_off[REPLAY_RUNS / 2];
+	*ratio = *on / *off;
+}
+
 static void replay_rate(const char *path, const char *enabled, uint64_t *records, double r[2])
 {
 	double cpu[REPLAY_RUNS], wall[REPLAY_RUNS];
 
 	r[0] = r[1] = 0;
-	for (int i = 0; i < REPLAY_RUNS; i++) {
-		struct replay_opts o = { 0 };
-		struct replay_result res;
-		char err[1024];
-		double c0, w0;
-
-		knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", enabled);
-		o.ram_bytes = 4ULL << 30;
-		c0 = bench_thread_cpu();
-		w0 = bench_now();
-		if (replay_run(path, &o, &res, err, sizeof(err))) {
-			fprintf(stderr, "thpsim bench: replay: %s\n", err);
-			replay_result_free(&res);
+	for (int i = 0; i < REPLAY_RUNS; i++)
+		if ((cpu[i] = replay_once(path, enabled, 0, records, &wall[i], NULL)) < 0)
 			return;
-		}
-		cpu[i] = bench_thread_cpu() - c0;
-		wall[i] = bench_now() - w0;
-		*records = res.records;
-		replay_result_free(&res);
-	}
 	qsort(cpu, REPLAY_RUNS, sizeof(cpu[0]), cmp_double);
 	qsort(wall, REPLAY_RUNS, sizeof(wall[0]), cmp_double);
 	r[0] = (double)*records / cpu[REPLAY_RUNS / 2];
@@ -179,14 +226,20 @@ void bench_record_collect(struct bench_record *b)
 	if (write_bench_trace(trace, 1024, 8, 0, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_records, b->replay_never);
 		replay_rate(trace, "always", &recs, b->replay_always);
+		khug_ratio(trace, &b->khug_on[0], &b->khug_off[0], &b->khug_ratio[0],
+			   &b->khug_wakeups[0]);
 	}
 	if (write_bench_trace(trace, 1024, 1, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_rw_records, b->replay_rw_never);
 		replay_rate(trace, "always", &recs, b->replay_rw_always);
+		khug_ratio(trace, &b->khug_on[1], &b->khug_off[1], &b->khug_ratio[1],
+			   &b->khug_wakeups[1]);
 	}
 	if (write_bench_trace(trace, 128, 8, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_reuse_records, b->replay_reuse_never);
 		replay_rate(trace, "always", &recs, b->replay_reuse_always);
+		khug_ratio(trace, &b->khug_on[2], &b->khug_off[2], &b->khug_ratio[2],
+			   &b->khug_wakeups[2]);
 	}
 	unlink(trace);
 
@@ -269,6 +322,21 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 			    b->replay_reuse_never[1]);
 		json_double(j, "read_write_8x128MiB_records_per_s_thp_always_wall",
 			    b->replay_reuse_always[1]);
+		json_begin_array(j, "khugepaged_on_vs_off");
+		for (int t = 0; t < 3; t++) {
+			static const char *const names[] = { "read", "read_write",
+							     "read_write_8x128MiB" };
+
+			json_begin_object(j, NULL);
+			json_string(j, "trace", names[t]);
+			json_double(j, "records_per_s_on", b->khug_on[t]);
+			json_double(j, "records_per_s_off", b->khug_off[t]);
+			json_double(j, "ratio", b->khug_ratio[t]);
+			json_uint(j, "wakeups", b->khug_wakeups[t]);
+			json_end_object(j);
+		}
+		json_end_array(j);
+		json_double(j, "khugepaged_goal_ratio", KHUG_GOAL);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
 		if (!b->record_ran) {
@@ -306,6 +374,18 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		       "   after it copies on write, allocating a frame that munmap frees: %.0f ns,\n"
 		       "   or %.0f ns when the frame was used before)\n",
 		       read_ns, write_ns, reuse_ns);
+	}
+	printf("khugepaged on the trace's clock, THP always, a wake-up every 10 ms of trace time\n"
+	       "(1 us a record): speed with it on over off, in turns, median of %d ('<': below %.1fx):\n",
+	       REPLAY_RUNS, KHUG_GOAL);
+	for (int t = 0; t < 3; t++) {
+		static const char *const names[] = { "first reads", "reads then writes",
+						     "  8 x 128 MiB" };
+
+		printf("  %-18s on %6.1f M/s  off %6.1f M/s  %.2fx %-2s (%llu wake-ups)\n", names[t],
+		       b->khug_on[t] / 1e6, b->khug_off[t] / 1e6, b->khug_ratio[t],
+		       b->khug_ratio[t] >= KHUG_GOAL ? "" : "<",
+		       (unsigned long long)b->khug_wakeups[t]);
 	}
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {

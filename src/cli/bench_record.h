@@ -15,6 +15,10 @@ struct bench_record {
 	double replay_never[2], replay_always[2];       /* first reads */
 	double replay_rw_never[2], replay_rw_always[2]; /* reads, then writes */
 	double replay_reuse_never[2], replay_reuse_always[2]; /* the same in 8 rounds */
+	/* THP always, khugepaged on over off: the three traces' CPU rates,
+	 * measured in turns in this run */
+	double khug_ratio[3], khug_on[3], khug_off[3];
+	uint64_t khug_wakeups[3];
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */

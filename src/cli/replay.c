@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
-	"[--quiet] [--settle SECONDS]";
+	"[--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS]";
 
 int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib)
@@ -43,6 +43,22 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		if (cli_parse_u64(argv[++*i], &sec) || !sec || sec > 30 * 24 * 3600)
 			return cli_usage("--settle takes seconds, 1 to 2592000 (30 days)");
 		o->settle_ms = sec * 1000;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--khugepaged") && *i + 1 < argc) {
+		const char *v = argv[++*i];
+
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return cli_usage("--khugepaged takes on or off, not '%s'", v);
+		o->no_khugepaged = !strcmp(v, "off");
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--sample-ms") && *i + 1 < argc) {
+		uint64_t ms;
+
+		if (cli_parse_u64(argv[++*i], &ms) || !ms || ms > 3600 * 1000)
+			return cli_usage("--sample-ms takes milliseconds, 1 to 3600000");
+		o->sample_every_ms = ms;
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) {
@@ -154,6 +170,13 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	       replay_knob(res, "transparent_hugepage/defrag"),
 	       replay_knob(res, "transparent_hugepage/use_zero_page"),
 	       replay_knob(res, "transparent_hugepage/khugepaged/max_ptes_none"));
+	if (res->khugepaged_on)
+		printf("  khugepaged on the trace's clock: every %" PRIu64 " ms, %" PRIu64
+		       " pages a wake-up: %" PRIu64 " wake-ups, %" PRIu64 " ranges collapsed\n",
+		       res->khugepaged_scan_sleep_ms, res->khugepaged_pages_to_scan,
+		       res->khugepaged_wakeups, res->khugepaged_collapsed);
+	else
+		printf("  khugepaged: off during the trace (--khugepaged off)\n");
 	printf("  kernel profile: Linux %s, zero_page=%s (the recording kernel's unless --set "
 	       "thpsim/kernel=X.Y; 'thpsim knobs' lists the rest)\n",
 	       replay_knob(res, "thpsim/kernel"), replay_knob(res, "thpsim/zero_page"));
@@ -272,6 +295,13 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	json_uint(j, "lost_events", res->lost_events);
 	json_double(j, "duration_s", (double)res->duration_ns * 1e-9);
 	json_double(j, "replay_s", res->seconds);
+	json_begin_object(j, "khugepaged");
+	json_bool(j, "on", res->khugepaged_on);
+	json_uint(j, "scan_sleep_millisecs", res->khugepaged_scan_sleep_ms);
+	json_uint(j, "pages_to_scan", res->khugepaged_pages_to_scan);
+	json_uint(j, "wakeups", res->khugepaged_wakeups);
+	json_uint(j, "pages_collapsed", res->khugepaged_collapsed);
+	json_end_object(j);
 	json_bool(j, "partial", res->partial);
 	if (res->partial) {
 		json_string(j, "partial_reason", res->partial_why);
@@ -285,6 +315,23 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	for (int i = 0; i < THPS_NR_VM_ITEMS; i++)
 		if (thps_vm_item_name(i))
 			json_uint(j, thps_vm_item_name(i), res->vm[i]);
+	json_end_object(j);
+	/* hugepages-<size>kB/stats/ of each size that saw a folio */
+	json_begin_object(j, "mthp");
+	for (int o = THPS_MTHP_MIN_ORDER; o <= THPS_MTHP_MAX_ORDER; o++) {
+		char size[16];
+		uint64_t any = 0;
+
+		for (int i = 0; i < THPS_NR_MTHP_STATS; i++)
+			any |= res->mthp[o][i];
+		if (!any)
+			continue;
+		snprintf(size, sizeof(size), "%dkB", 4 << o);
+		json_begin_object(j, size);
+		for (int i = 0; i < THPS_NR_MTHP_STATS; i++)
+			json_uint(j, thps_mthp_stat_name(i), res->mthp[o][i]);
+		json_end_object(j);
+	}
 	json_end_object(j);
 	json_begin_array(j, "processes");
 	for (int p = 0; p < res->nmms; p++) {

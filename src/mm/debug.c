@@ -558,9 +558,9 @@ static int check_split_queue(struct checker *c)
 		if (folio_test_partially_mapped(folio) && !c->f[pfn].entire) {
 			int64_t mapped = 0;
 
-			for (int i = 0; i < HPAGE_PMD_NR; i++)
+			for (int64_t i = 0; i < folio_nr_pages(folio); i++)
 				mapped += c->f[pfn + i].map > 0;
-			if (mapped == HPAGE_PMD_NR)
+			if (mapped == folio_nr_pages(folio))
 				return fail(c, "pfn %#x queued as partially mapped but fully mapped", pfn);
 		}
 		if (++n > m->split_queue_len)

@@ -163,32 +163,68 @@ static bool enabled_allows(int mode, uint64_t vm_flags)
 	return mode == THP_ALWAYS || (mode == THP_MADVISE && (vm_flags & VM_HUGEPAGE));
 }
 
-/* __thp_vma_allowable_orders for the PMD order at fault time. */
-bool thp_vma_allowable_pmd(struct vm_area_struct *vma, uint64_t vm_flags)
+/*
+ * thp_vma_allowable_orders: of the anonymous folio orders in "orders", those
+ * the sysfs settings and the VMA allow (__thp_vma_allowable_orders and the
+ * hugepages-<size>kB/enabled masks): a size set "always" always, "madvise"
+ * in a MADV_HUGEPAGE range, "inherit" as transparent_hugepage/enabled says.
+ * Before Linux 6.8 (thpsim/mthp=0) only the PMD order exists.
+ */
+unsigned long thp_vma_allowable_orders(struct vm_area_struct *vma, uint64_t vm_flags,
+				       unsigned long orders)
 {
 	struct mm_struct *mm = vma->vm_mm;
-	int pmd_mode = KNOB(mm->m, pmd_enabled);
+	struct thps_machine *m = mm->m;
+	const int global = KNOB(m, enabled);
+	unsigned long allowed = 0;
 
 	if (vm_flags & VM_NOHUGEPAGE)
-		return false;
+		return 0;
 	if (mm->flags & (1UL << MMF_DISABLE_THP_COMPLETELY))
-		return false;
+		return 0;
 	if ((mm->flags & (1UL << MMF_DISABLE_THP_EXCEPT_ADVISED)) && !(vm_flags & VM_HUGEPAGE))
-		return false;
-	if (pmd_mode == THP_INHERIT)
-		return enabled_allows(KNOB(mm->m, enabled), vm_flags);
-	return enabled_allows(pmd_mode, vm_flags);
+		return 0;
+	if (!KNOB(m, mthp))
+		orders &= 1UL << HPAGE_PMD_ORDER;
+	for (int order = THPS_MTHP_MIN_ORDER; order <= HPAGE_PMD_ORDER; order++) {
+		int mode;
+
+		if (!(orders & (1UL << order)))
+			continue;
+		mode = KNOB(m, hugepages_enabled[order]);
+		if (mode == THP_INHERIT)
+			mode = global;
+		if (enabled_allows(mode, vm_flags))
+			allowed |= 1UL << order;
+	}
+	return allowed;
 }
 
-bool thp_vma_suitable_pmd(const struct vm_area_struct *vma, uint64_t addr)
+bool thp_vma_allowable_order(struct vm_area_struct *vma, uint64_t vm_flags, int order)
 {
-	uint64_t haddr = addr & HPAGE_PMD_MASK;
+	return thp_vma_allowable_orders(vma, vm_flags, 1UL << order) != 0;
+}
 
-	return haddr >= vma->vm_start && haddr + HPAGE_PMD_SIZE <= vma->vm_end;
+/* thp_vma_suitable_order: the naturally aligned folio of this order around
+ * addr lies inside the VMA (anonymous memory has no file offset to match). */
+bool thp_vma_suitable_order(const struct vm_area_struct *vma, uint64_t addr, int order)
+{
+	uint64_t size = PAGE_SIZE << order, start = ALIGN_DOWN(addr, size);
+
+	return start >= vma->vm_start && start + size <= vma->vm_end;
+}
+
+unsigned long thp_vma_suitable_orders(const struct vm_area_struct *vma, uint64_t addr,
+				      unsigned long orders)
+{
+	for (int order = THPS_MTHP_MIN_ORDER; order <= HPAGE_PMD_ORDER; order++)
+		if ((orders & (1UL << order)) && !thp_vma_suitable_order(vma, addr, order))
+			orders &= ~(1UL << order);
+	return orders;
 }
 
 /* vma_thp_gfp_mask: may this fault's THP allocation reclaim? (defrag) */
-static gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma)
+gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma)
 {
 	bool madvised = vma->vm_flags & VM_HUGEPAGE;
 
@@ -210,8 +246,10 @@ static struct folio *vma_alloc_anon_folio_pmd(struct vm_area_struct *vma)
 	struct folio *folio;
 
 	folio = folio_alloc(mm->m, mm, vma_thp_gfp_mask(vma) | __GFP_ZERO, HPAGE_PMD_ORDER);
-	if (!folio)
+	if (!folio) {
 		count_vm_event(mm->m, mm, THPS_VM_thp_fault_fallback);
+		count_mthp_stat(mm->m, HPAGE_PMD_ORDER, THPS_MTHP_anon_fault_fallback);
+	}
 	return folio;
 }
 
@@ -232,6 +270,7 @@ static void map_anon_folio_pmd(struct folio *folio, pmd_t *pmd, struct vm_area_s
 	set_pmd(pmd, entry);
 	add_mm_counter(mm, MM_ANONPAGES, HPAGE_PMD_NR);
 	count_vm_event(mm->m, mm, THPS_VM_thp_fault_alloc);
+	count_mthp_stat(mm->m, HPAGE_PMD_ORDER, THPS_MTHP_anon_fault_alloc);
 }
 
 static void set_huge_zero_folio(struct page *pgtable, struct mm_struct *mm,
@@ -256,7 +295,7 @@ vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf)
 	struct folio *folio;
 	struct page *pgtable;
 
-	if (!thp_vma_suitable_pmd(vma, haddr))
+	if (!thp_vma_suitable_order(vma, haddr, HPAGE_PMD_ORDER))
 		return VM_FAULT_FALLBACK;
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
@@ -364,7 +403,7 @@ static vm_fault_t do_huge_pmd_wp_copy(struct vm_fault *vmf, struct folio *old)
 	uint64_t haddr = vmf->address & HPAGE_PMD_MASK;
 	struct folio *folio = NULL;
 
-	if (thp_vma_allowable_pmd(vma, vma->vm_flags))
+	if (thp_vma_allowable_order(vma, vma->vm_flags, HPAGE_PMD_ORDER))
 		folio = folio_alloc(m, mm, vma_thp_gfp_mask(vma), HPAGE_PMD_ORDER);
 	if (folio) {
 		for (int i = 0; i < HPAGE_PMD_NR; i++)
@@ -423,7 +462,7 @@ vm_fault_t do_huge_pmd_wp_page(struct vm_fault *vmf)
 
 		switch (KNOB(m, hzp_wp)) {
 		case HZP_WP_ALLOC_OR_PTE:
-			if (thp_vma_allowable_pmd(vma, vma->vm_flags)) {
+			if (thp_vma_allowable_order(vma, vma->vm_flags, HPAGE_PMD_ORDER)) {
 				ret = do_huge_zero_wp_pmd(vmf);
 				if (!(ret & VM_FAULT_FALLBACK))
 					return ret;
@@ -673,6 +712,8 @@ void deferred_split_folio(struct thps_machine *m, struct mm_struct *mm, struct f
 		set_bit_flags(page1, PG_partially_mapped);
 		if (folio_test_pmd_mappable(folio))
 			count_vm_event(m, mm, THPS_VM_thp_deferred_split_page);
+		count_mthp_stat(m, folio_order(folio), THPS_MTHP_split_deferred);
+		mod_mthp_stat(m, folio_order(folio), THPS_MTHP_nr_anon_partially_mapped, 1);
 	}
 	if (!test_bit_flags(page1, PG_deferred)) {
 		uint32_t pfn = (uint32_t)folio_pfn(m, folio);
@@ -710,6 +751,17 @@ static void split_queue_del(struct thps_machine *m, struct folio *folio)
 	WRITE_ONCE(m->split_queue_len, m->split_queue_len - 1);
 }
 
+/* folio_clear_partially_mapped, with its per-size count. */
+static void clear_partially_mapped(struct thps_machine *m, struct folio *folio)
+{
+	struct page *page1 = folio_page(folio, 1);
+
+	if (!test_bit_flags(page1, PG_partially_mapped))
+		return;
+	clear_bit_flags(page1, PG_partially_mapped);
+	mod_mthp_stat(m, folio_order(folio), THPS_MTHP_nr_anon_partially_mapped, -1);
+}
+
 /* A large folio is being freed: off the queue it goes. */
 void folio_undo_large_rmappable(struct thps_machine *m, struct folio *folio)
 {
@@ -720,7 +772,7 @@ void folio_undo_large_rmappable(struct thps_machine *m, struct folio *folio)
 	spin_lock(&m->split_queue_lock);
 	if (test_bit_flags(page1, PG_deferred))
 		split_queue_del(m, folio);
-	clear_bit_flags(page1, PG_partially_mapped);
+	clear_partially_mapped(m, folio);
 	spin_unlock(&m->split_queue_lock);
 }
 
@@ -831,6 +883,12 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	spin_unlock(&m->split_queue_lock);
 	if (folio_ref_count(folio) != folio_mapcount(folio) + 1 ||
 	    (need_underused && !thp_underused(m, folio))) {
+		/* can_split_folio failed: an attempt that counts as failed */
+		if (folio_ref_count(folio) != folio_mapcount(folio) + 1) {
+			count_mthp_stat(m, folio_order(folio), THPS_MTHP_split_failed);
+			if (folio_test_pmd_mappable(folio))
+				count_vm_event(m, NULL, THPS_VM_thp_split_page_failed);
+		}
 		if (queued) /* back where it was; PG_partially_mapped is kept */
 			deferred_split_folio(m, NULL, folio, folio_test_partially_mapped(folio));
 		rmap_unlock_all(m, held);
@@ -847,7 +905,11 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	VM_BUG_ON_PAGE(folio_entire_mapcount(folio), m, head);
 	VM_BUG_ON_PAGE(folio_ref_count(folio) != folio_mapcount(folio) + 1, m, head);
 	folio_undo_large_rmappable(m, folio); /* off the deferred-split queue */
-	clear_bit_flags(head + 1, PG_partially_mapped);
+	clear_partially_mapped(m, folio);
+	mod_mthp_stat(m, folio_order(folio), THPS_MTHP_nr_anon, -1);
+	count_mthp_stat(m, folio_order(folio), THPS_MTHP_split);
+	if (folio_test_pmd_mappable(folio))
+		count_vm_event(m, NULL, THPS_VM_thp_split_page);
 	for (uint64_t i = r.nr; i-- > 0;) {
 		struct page *p = head + i;
 		int mapcount = atomic_read(&p->_mapcount);
@@ -867,7 +929,6 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 		if (i && !mapcount)
 			free_pages(m, NULL, p, 0);
 	}
-	count_vm_event(m, NULL, THPS_VM_thp_split_page);
 	/* Linux 6.12+.  Linux skips it where mm_forbids_zeropage (s390 KVM);
 	 * a kernel booted with pvm_no_zero_page=1 still does it (observed:
 	 * scenarios fork-thp-parent-cow, madv-free-hzp), so thpsim/zero_page
@@ -905,7 +966,7 @@ unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held
 		if (atomic_inc_not_zero(&folio->_refcount))
 			batch[n++] = (uint32_t)folio_pfn(m, folio);
 		else
-			clear_bit_flags(folio_page(folio, 1), PG_partially_mapped);
+			clear_partially_mapped(m, folio);
 		split_queue_del(m, folio);
 	}
 	spin_unlock(&m->split_queue_lock);

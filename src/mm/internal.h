@@ -280,6 +280,17 @@ static inline void count_vm_event(struct thps_machine *m, struct mm_struct *mm, 
 	count_vm_events(m, mm, item, 1);
 }
 #define mod_node_page_state count_vm_events
+/* hugepages-<size>kB/stats/ (count_mthp_stat, mod_mthp_stat): machine-wide,
+ * atomic (Linux keeps them per CPU). */
+static inline void mod_mthp_stat(struct thps_machine *m, int order, int item, int64_t n)
+{
+	if (order >= THPS_MTHP_MIN_ORDER && order <= HPAGE_PMD_ORDER)
+		__atomic_fetch_add(&m->mthp_stat[order][item], n, __ATOMIC_RELAXED);
+}
+static inline void count_mthp_stat(struct thps_machine *m, int order, int item)
+{
+	mod_mthp_stat(m, order, item, 1);
+}
 void vmstat_fold_mm(struct thps_machine *m, struct mm_struct *mm);
 
 static inline void add_mm_counter(struct mm_struct *mm, int member, int64_t value)
@@ -459,8 +470,24 @@ static inline bool is_huge_zero_pmd(const struct thps_machine *m, pmd_t pmd)
 }
 void huge_memory_init(struct thps_machine *m);
 void huge_memory_exit(struct thps_machine *m);
-bool thp_vma_allowable_pmd(struct vm_area_struct *vma, uint64_t vm_flags);
-bool thp_vma_suitable_pmd(const struct vm_area_struct *vma, uint64_t addr);
+unsigned long thp_vma_allowable_orders(struct vm_area_struct *vma, uint64_t vm_flags,
+				       unsigned long orders);
+bool thp_vma_allowable_order(struct vm_area_struct *vma, uint64_t vm_flags, int order);
+bool thp_vma_suitable_order(const struct vm_area_struct *vma, uint64_t addr, int order);
+unsigned long thp_vma_suitable_orders(const struct vm_area_struct *vma, uint64_t addr,
+				      unsigned long orders);
+gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma);
+/* Walking a mask of orders from the highest down (include/linux/huge_mm.h). */
+static inline int highest_order(unsigned long orders)
+{
+	return 63 - __builtin_clzl(orders);
+}
+static inline unsigned long next_order(unsigned long orders, int prev)
+{
+	return orders & ~(1UL << prev);
+}
+/* The anonymous folio orders below the PMD's (16 KiB .. 1 MiB). */
+#define THP_ORDERS_BELOW_PMD (((1UL << HPAGE_PMD_ORDER) - 1) & ~((1UL << THPS_MTHP_MIN_ORDER) - 1))
 vm_fault_t do_huge_pmd_anonymous_page(struct vm_fault *vmf);
 vm_fault_t do_huge_pmd_wp_page(struct vm_fault *vmf);
 /* Zap a huge PMD; false when it is not huge (take the PTE path). */

@@ -340,7 +340,7 @@ static bool collapse_vma_allowable(struct vm_area_struct *vma)
 	if (mm->flags & (1UL << MMF_DISABLE_THP_COMPLETELY))
 		return false;
 	return vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
-	       thp_vma_suitable_pmd(vma, vma->vm_end - HPAGE_PMD_SIZE);
+	       thp_vma_suitable_order(vma, vma->vm_end - HPAGE_PMD_SIZE, HPAGE_PMD_ORDER);
 }
 
 int madvise_collapse(struct vm_area_struct *vma, uint64_t start, uint64_t end)
@@ -389,7 +389,8 @@ out:
 /* hugepage_vma_check with TVA_ENFORCE_SYSFS: may khugepaged scan vma? */
 static bool khugepaged_vma_allowable(struct vm_area_struct *vma, uint64_t vm_flags)
 {
-	return thp_vma_allowable_pmd(vma, vm_flags) && vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
+	return thp_vma_allowable_order(vma, vm_flags, HPAGE_PMD_ORDER) &&
+	       vma->vm_end - vma->vm_start >= HPAGE_PMD_SIZE &&
 	       ALIGN_UP(vma->vm_start, HPAGE_PMD_SIZE) + HPAGE_PMD_SIZE <= vma->vm_end;
 }
 
@@ -581,5 +582,8 @@ void thps_khugepaged_stats(thps_machine *m, struct thps_khugepaged_stats *out)
 	out->pages_scanned = m->khugepaged.pages_scanned;
 	out->wakeups = m->khugepaged.wakeups;
 	out->now_ms = m->khugepaged.now_ms;
+	out->mm_slots = 0;
+	for (const struct mm_struct *mm = m->khugepaged.head; mm; mm = mm->khugepaged_next)
+		out->mm_slots++;
 	spin_unlock(&m->khugepaged_lock);
 }

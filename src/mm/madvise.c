@@ -49,23 +49,48 @@ static int madvise_update_flags(struct mm_struct *mm, uint64_t start, uint64_t e
 	return 0;
 }
 
+/*
+ * madvise_free_pte_range: each exclusive page in the range becomes clean and
+ * old (lazily freeable).  A large folio the range covers whole is marked as
+ * one, if only this process maps all of it; one it covers in part is split
+ * first (split_folio), then its pages are taken one by one; one that may be
+ * shared is left alone.  This is Linux 6.8+'s walk; Linux 6.1 splits a large
+ * folio only when mapped once and otherwise stops the walk (not modelled).
+ */
 static void madvise_free_pte_range(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr,
 				   uint64_t end)
 {
 	struct thps_machine *m = vma->vm_mm->m;
 	pte_t *pte = pte_offset(m, pmd, addr);
+	int nr;
 
-	for (; addr < end; addr += PAGE_SIZE, pte++) {
+	for (; addr < end; addr += (uint64_t)nr << PAGE_SHIFT, pte += nr) {
 		pte_t entry = ptep_get(pte);
 		struct page *page;
+		struct folio *folio;
 
+		nr = 1;
 		if (!pte_present(entry))
 			continue;
 		page = vm_normal_page(vma, entry);
-		if (!page || folio_test_large(page_folio(m, page)) ||
-		    folio_maybe_mapped_shared(page_folio(m, page)))
+		if (!page)
 			continue;
-		set_pte(pte, pte_mkold(pte_mkclean(entry)));
+		folio = page_folio(m, page);
+		if (folio_test_large(folio)) {
+			nr = folio_pte_batch(m, folio, page, pte, (end - addr) >> PAGE_SHIFT);
+			if (nr < folio_nr_pages(folio)) {
+				if (!folio_maybe_mapped_shared(folio) &&
+				    split_folio(m, folio, vma->vm_mm) == 0)
+					nr = 0; /* again, page by page */
+				continue;
+			}
+			if (folio_mapcount(folio) != folio_nr_pages(folio))
+				continue;
+		} else if (folio_maybe_mapped_shared(folio)) {
+			continue;
+		}
+		for (int i = 0; i < nr; i++)
+			set_pte(pte + i, pte_mkold(pte_mkclean(ptep_get(pte + i))));
 	}
 }
 

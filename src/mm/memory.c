@@ -48,15 +48,79 @@ static pte_t zero_page_pte(const struct vm_area_struct *vma)
 	return pte_mkspecial(pfn_pte(vma->vm_mm->m->zero_pfn, vma->vm_page_prot));
 }
 
-/* Map a new order-0 anonymous page at addr, dirty and, where the VMA
- * allows writes, writable (the caller counts it in MM_ANONPAGES). */
+/* Map a new anonymous folio at addr (its first page's address), every page
+ * dirty and, where the VMA allows writes, writable (the caller counts them
+ * in MM_ANONPAGES); a large one holds one reference per page mapped. */
 static inline __attribute__((always_inline)) void
 map_new_anon_page(struct vm_area_struct *vma, pte_t *pte, uint64_t addr, struct folio *folio)
 {
 	pte_t entry = mk_pte(vma->vm_mm->m, (struct page *)folio, vma->vm_page_prot);
 
 	folio_add_new_anon_rmap(folio, vma, addr, false);
-	set_pte(pte, maybe_mkwrite(pte_mkdirty(entry), vma));
+	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
+	set_pte(pte, entry);
+	if (folio_test_large(folio)) {
+		const int nr = (int)folio_nr_pages(folio);
+
+		folio_ref_add(folio, nr - 1);
+		for (int i = 1; i < nr; i++)
+			set_pte(pte + i, (pte_t){ entry.pte + ((pteval_t)i << PAGE_SHIFT) });
+	}
+}
+
+/* pte_range_none: nr entries from pte on are all none. */
+static bool pte_range_none(pte_t *pte, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		if (!pte_none(ptep_get(pte + i)))
+			return false;
+	return true;
+}
+
+/*
+ * alloc_anon_folio (Linux 6.8+): the folio a fault on a none entry maps.
+ * Of the orders below the PMD's that the settings allow and whose naturally
+ * aligned range lies inside the VMA, the highest whose entries are all none;
+ * on allocation failure the next lower one (anon_fault_fallback counts each
+ * failure), and at last an order-0 page.  Zeroed, as folio_zero_user does.
+ */
+static struct folio *alloc_anon_folio(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	struct thps_machine *m = mm->m;
+	unsigned long orders = 0;
+
+	if (KNOB(m, mthp))
+		orders = thp_vma_allowable_orders(vma, vma->vm_flags, THP_ORDERS_BELOW_PMD);
+	if (orders)
+		orders = thp_vma_suitable_orders(vma, vmf->address, orders);
+	if (orders) {
+		pte_t *table = pte_offset(m, vmf->pmd, vmf->address & PMD_MASK);
+		int order;
+
+		/* drop the orders whose range holds a present entry */
+		for (; orders; orders = next_order(orders, order)) {
+			uint64_t start;
+
+			order = highest_order(orders);
+			start = ALIGN_DOWN(vmf->address, PAGE_SIZE << order);
+			if (pte_range_none(table + ((start >> PAGE_SHIFT) & (PTRS_PER_PTE - 1)), 1 << order))
+				break;
+		}
+		for (; orders; orders = next_order(orders, order)) {
+			struct folio *folio;
+
+			order = highest_order(orders);
+			folio = folio_alloc(m, mm, vma_thp_gfp_mask(vma) | __GFP_ZERO, (unsigned)order);
+			if (folio) {
+				count_mthp_stat(m, order, THPS_MTHP_anon_fault_alloc);
+				return folio;
+			}
+			count_mthp_stat(m, order, THPS_MTHP_anon_fault_fallback);
+		}
+	}
+	return folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
 }
 
 static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
@@ -64,6 +128,8 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	struct mm_struct *mm = vma->vm_mm;
 	struct folio *folio;
+	uint64_t addr;
+	int nr;
 
 	/* Use the zero page for reads, unless the kernel forbids it
 	 * (mm_forbids_zeropage: then a read allocates as a write does). */
@@ -73,11 +139,13 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
 	}
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
-	folio = folio_alloc(mm->m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	folio = alloc_anon_folio(vmf);
 	if (!folio)
 		return VM_FAULT_OOM;
-	add_mm_counter(mm, MM_ANONPAGES, 1);
-	map_new_anon_page(vma, vmf->pte, vmf->address, folio);
+	nr = (int)folio_nr_pages(folio);
+	addr = ALIGN_DOWN(vmf->address, PAGE_SIZE * (uint64_t)nr);
+	add_mm_counter(mm, MM_ANONPAGES, nr);
+	map_new_anon_page(vma, vmf->pte - ((vmf->address - addr) >> PAGE_SHIFT), addr, folio);
 	return 0;
 }
 
@@ -95,10 +163,10 @@ static bool wp_can_reuse_large_anon_folio(struct folio *folio)
 	return folio_mapcount(folio) == folio_ref_count(folio);
 }
 
-static bool wp_can_reuse_anon_folio(struct folio *folio)
+static bool wp_can_reuse_anon_folio(struct thps_machine *m, struct folio *folio)
 {
 	if (folio_test_large(folio))
-		return wp_can_reuse_large_anon_folio(folio);
+		return KNOB(m, wp_reuse_large) && wp_can_reuse_large_anon_folio(folio);
 	/* the only reference is our mapping's */
 	return folio_ref_count(folio) == 1;
 }
@@ -139,7 +207,7 @@ vm_fault_t do_wp_page(struct vm_fault *vmf)
 		struct folio *folio = page_folio(vma->vm_mm->m, page);
 
 		VM_BUG_ON_PAGE(!folio_test_anon(folio), vma->vm_mm->m, page);
-		if (PageAnonExclusive(page) || wp_can_reuse_anon_folio(folio)) {
+		if (PageAnonExclusive(page) || wp_can_reuse_anon_folio(vma->vm_mm->m, folio)) {
 			pte_t entry;
 
 			if (!PageAnonExclusive(page))
@@ -200,7 +268,7 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
 		return VM_FAULT_OOM;
 	VM_BUG_ON_EXPENSIVE(vmf.pmd != pmd_walk(mm, address));
 	vmf.orig_pmd = pmdp_get(vmf.pmd);
-	if (pmd_none(vmf.orig_pmd) && thp_vma_allowable_pmd(vma, vma->vm_flags)) {
+	if (pmd_none(vmf.orig_pmd) && thp_vma_allowable_order(vma, vma->vm_flags, HPAGE_PMD_ORDER)) {
 		ret = do_huge_pmd_anonymous_page(&vmf);
 		if (!(ret & VM_FAULT_FALLBACK))
 			return ret;
@@ -233,7 +301,9 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
  *  - a write to a none entry, or to the zero page (do_wp_page, with no
  *    page to copy: wp_page_copy), maps a new zeroed page, as many as
  *    alloc_pages_bulk gets without reclaim; so does a read of a none
- *    entry where the kernel forbids the zero page.
+ *    entry where the kernel forbids the zero page.  This is the fault
+ *    path's fast path for order-0 pages: where a multi-size THP could be
+ *    mapped (alloc_anon_folio) it takes no allocating fault.
  * A fault taken page by page on one page changes nothing another page's
  * fault reads, so taking them together leaves the same tables, frames and
  * counts.  It stops at the first page that does not fault, faults in any
@@ -262,6 +332,9 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 		count_vm_events(m, mm, THPS_VM_pgfault, n);
 		return n;
 	}
+	/* where a fault may map a multi-size THP, each takes alloc_anon_folio */
+	if (KNOB(m, mthp) && thp_vma_allowable_orders(vma, vma->vm_flags, THP_ORDERS_BELOW_PMD))
+		return 0;
 	if (max > FAULT_RUN_MAX)
 		max = FAULT_RUN_MAX;
 	while ((uint64_t)n < max) {

@@ -713,8 +713,11 @@ void free_pages(struct thps_machine *m, struct mm_struct *mm, struct page *page,
 static void free_folio(struct thps_machine *m, struct mm_struct *mm, struct folio *folio)
 {
 	VM_BUG_ON_PAGE(folio_mapped(folio), m, (struct page *)folio);
-	if (folio_test_large(folio))
+	if (folio_test_large(folio)) {
 		folio_undo_large_rmappable(m, folio);
+		if (folio_test_anon(folio))
+			mod_mthp_stat(m, folio_order(folio), THPS_MTHP_nr_anon, -1);
+	}
 	free_pages(m, mm, (struct page *)folio, folio_order(folio));
 }
 

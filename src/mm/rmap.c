@@ -125,7 +125,20 @@ void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma, ui
 		folio_mod_stat(folio, vma, 1, 0);
 		return;
 	}
-	VM_BUG_ON(!pmd);
+	mod_mthp_stat(vma->vm_mm->m, folio_order(folio), THPS_MTHP_nr_anon, 1);
+	if (!pmd) {
+		/* a multi-size THP mapped by one PTE per page, all exclusive */
+		const int nr = (int)folio_nr_pages(folio);
+
+		for (int i = 0; i < nr; i++) {
+			atomic_set(&head[i]._mapcount, 1);
+			__SetPageAnonExclusive(&head[i]);
+		}
+		atomic_set(&folio->_nr_pages_mapped, nr);
+		folio_add_large_mapcount(folio, nr, vma);
+		folio_mod_stat(folio, vma, nr, 0);
+		return;
+	}
 	atomic_set(&folio->_entire_mapcount, 1);
 	atomic_set(&folio->_nr_pages_mapped, ENTIRELY_MAPPED);
 	folio_add_large_mapcount(folio, 1, vma);

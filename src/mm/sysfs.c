@@ -42,7 +42,7 @@ struct knob_def {
 #define FUZZ_BOOL FUZZ("1", "0")
 
 static const char *const enabled_values[] = { "always", "madvise", "never", NULL };
-static const char *const pmd_enabled_values[] = { "always", "madvise", "never", "inherit", NULL };
+static const char *const size_enabled_values[] = { "always", "madvise", "never", "inherit", NULL };
 static const char *const defrag_values[] = { "always", "defer", "defer+madvise", "madvise", "never",
 					     NULL };
 static const char *const lifetime_values[] = { "refcount", "per-mm", "persistent", NULL };
@@ -55,9 +55,24 @@ static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/enabled", enabled_values, 0, 0, K(enabled),
 	  "always|madvise|never: when a fault may map a THP",
 	  FUZZ("always", "madvise", "never"), THPS_KNOB_KERNEL_MODE, THP_MADVISE },
-	{ "transparent_hugepage/hugepages-2048kB/enabled", pmd_enabled_values, 0, 0, K(pmd_enabled),
+	{ "transparent_hugepage/hugepages-2048kB/enabled", size_enabled_values, 0, 0,
+	  K(hugepages_enabled[9]),
 	  "always|madvise|never|inherit: the PMD size's own setting (Linux 6.8+)",
 	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT },
+#define MTHP_ROW(kb, order)                                                                  \
+	{ "transparent_hugepage/hugepages-" #kb "kB/enabled", size_enabled_values, 0, 0,       \
+	  K(hugepages_enabled[order]),                                                       \
+	  "always|madvise|never|inherit: may a fault map a " #kb " KiB anonymous folio "       \
+	  "(multi-size THP, Linux 6.8+; default never)",                                     \
+	  NULL, THPS_KNOB_KERNEL_MATCH, THP_NEVER }
+	MTHP_ROW(16, 2),
+	MTHP_ROW(32, 3),
+	MTHP_ROW(64, 4),
+	MTHP_ROW(128, 5),
+	MTHP_ROW(256, 6),
+	MTHP_ROW(512, 7),
+	MTHP_ROW(1024, 8),
+#undef MTHP_ROW
 	{ "transparent_hugepage/defrag", defrag_values, 0, 0, K(defrag),
 	  "always|defer|defer+madvise|madvise|never: may a fault's THP allocation reclaim",
 	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH, DEFRAG_MADVISE },
@@ -137,6 +152,16 @@ static const struct knob_def knob_defs[] = {
 	  "1: MADV_COLLAPSE collapses a range none of whose entries is writable (Linux 6.18+) | "
 	  "0: it refuses it (SCAN_PAGE_RO: after fork, until a write fault)",
 	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	{ "thpsim/wp_reuse_large", NULL, 0, 1, K(wp_reuse_large),
+	  "1: a write fault on a read-only page of a PTE-mapped large folio that only this "
+	  "process maps reuses it (Linux 6.15+, __wp_can_reuse_large_anon_folio) | 0: it copies "
+	  "4 KiB, leaving the folio partially mapped",
+	  NULL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	{ "thpsim/mthp", NULL, 0, 1, K(mthp),
+	  "1: a fault may map an anonymous folio of any size hugepages-<size>kB/enabled allows "
+	  "(multi-size THP, Linux 6.8+) | 0: only 4 KiB pages and 2 MiB THPs (the sizes below "
+	  "2 MiB are not offered)",
+	  NULL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/collapse_pte_batch", NULL, 0, 1, K(collapse_pte_batch),
 	  "1: a collapse unmaps the entries of a PTE-mapped THP together (Linux 6.17+: it is "
 	  "never seen partially mapped) | 0: one entry at a time (the first queues it for "
@@ -203,6 +228,15 @@ static const struct thps_profile_change profile_changes[] = {
 	  "__collapse_huge_page_copy_succeeded removes each entry's rmap by itself" },
 	{ "thpsim/collapse_pte_batch", "6.17", "1",
 	  "khugepaged: optimize __collapse_huge_page_copy_succeeded() by PTE batching (Dev Jain)" },
+	{ "thpsim/wp_reuse_large", "3.8", "0",
+	  "wp_can_reuse_anon_folio: a page of a large folio is never reused" },
+	{ "thpsim/wp_reuse_large", "6.15", "1",
+	  "mm: MM owner tracking for large folios (David Hildenbrand): "
+	  "__wp_can_reuse_large_anon_folio" },
+	{ "thpsim/mthp", "3.8", "0", "anonymous faults map 4 KiB pages or 2 MiB THPs" },
+	{ "thpsim/mthp", "6.8", "1",
+	  "mm: thp: support allocation of anonymous multi-size THP (Ryan Roberts): "
+	  "hugepages-<size>kB/enabled for 16 KiB to 1 MiB, alloc_anon_folio" },
 };
 
 #define KERNEL_KNOB "thpsim/kernel"

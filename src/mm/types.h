@@ -345,7 +345,9 @@ enum deferred_split_when {
 
 struct knobs {
 	int enabled;          /* enum thp_enabled */
-	int pmd_enabled;      /* hugepages-2048kB/enabled: enum thp_enabled */
+	/* hugepages-<size>kB/enabled by order (2 .. HPAGE_PMD_ORDER): enum
+	 * thp_enabled; the PMD order's is hugepages-2048kB/enabled */
+	int hugepages_enabled[HPAGE_PMD_ORDER + 1];
 	int defrag;           /* enum thp_defrag */
 	int use_zero_page;
 	int shrink_underused;
@@ -368,6 +370,9 @@ struct knobs {
 	int deferred_split;   /* enum deferred_split_when */
 	int collapse_ro;      /* thpsim/collapse_ro: collapse with no writable PTE */
 	int collapse_pte_batch; /* thpsim/collapse_pte_batch: unmap a folio's run at once */
+	int mthp;             /* thpsim/mthp: faults map folios of the sizes below 2 MiB */
+	int wp_reuse_large;   /* thpsim/wp_reuse_large: a write fault may reuse a page of a
+				 PTE-mapped large folio mapped only by this process */
 	int kernel;           /* thpsim/kernel: KERNEL_VERSION(a, b) last set */
 };
 
@@ -416,6 +421,9 @@ struct thps_machine {
 	/* the huge zero folio's reference count (mm/huge_memory.c) */
 	spinlock_t huge_zero_lock ____cacheline_aligned;
 	atomic_t huge_zero_refcount;
+
+	/* multi-size THP counters, by order (hugepages-<size>kB/stats/) */
+	int64_t mthp_stat[HPAGE_PMD_ORDER + 1][THPS_NR_MTHP_STATS] ____cacheline_aligned;
 
 	/* deferred split queue (mm/huge_memory.c) */
 	spinlock_t split_queue_lock ____cacheline_aligned;

@@ -17,6 +17,7 @@ static const char *const vm_item_names[] = { THPS_VM_EVENTS(NAME_ITEM)
 					     THPS_VM_GAUGES(NAME_ITEM) };
 static const char *const proc_item_names[] = { THPS_PROC_FIGURES(NAME_ITEM) };
 static const char *const meminfo_names[] = { THPS_MEMINFO(NAME_ITEM) };
+static const char *const mthp_stat_names[] = { THPS_MTHP_STATS(NAME_ITEM) };
 #undef NAME_ITEM
 
 const char *thps_vm_item_name(int item)
@@ -34,6 +35,25 @@ const char *thps_proc_item_name(int item)
 const char *thps_meminfo_item_name(int item)
 {
 	return item >= 0 && item < THPS_NR_MEMINFO_ITEMS ? meminfo_names[item] : NULL;
+}
+
+const char *thps_mthp_stat_name(int stat)
+{
+	return stat >= 0 && stat < THPS_NR_MTHP_STATS ? mthp_stat_names[stat] : NULL;
+}
+
+_Static_assert(THPS_MTHP_MAX_ORDER == HPAGE_PMD_ORDER, "the largest mTHP size is the PMD's");
+
+int thps_mthp_stats(thps_machine *m, int order, uint64_t out[THPS_NR_MTHP_STATS])
+{
+	if (order < THPS_MTHP_MIN_ORDER || order > THPS_MTHP_MAX_ORDER)
+		return -EINVAL;
+	for (int i = 0; i < THPS_NR_MTHP_STATS; i++) {
+		int64_t v = __atomic_load_n(&m->mthp_stat[order][i], __ATOMIC_RELAXED);
+
+		out[i] = v < 0 ? 0 : (uint64_t)v;
+	}
+	return 0;
 }
 
 /* An exiting process's counters join the machine's totals. */

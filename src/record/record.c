@@ -474,6 +474,11 @@ static void on_exit_stop(struct run *run, pid_t pid)
 			s->exit_status = (int64_t)msg;
 		drain_all(run->rc, 1);
 		n = rec_read_smaps_rollup(pid, k, TRACE_KFIG_MAX);
+		/* the time of the exit: a program idle before it (a server
+		 * between requests, waiting for khugepaged) leaves no event
+		 * whose time would say how long it lived, and the replay runs
+		 * khugepaged on the trace's clock */
+		trace_write_time(&run->rc->w, now_ns() - run->rc->t0_ns, 0);
 		trace_write_proc(&run->rc->w, pid);
 		trace_write_kfig(&run->rc->w, n, k);
 		return;

@@ -30,6 +30,25 @@
  *    written, as MAP_POPULATE, MADV_POPULATE_* and mlock do.
  *  - EXIT, and the end of the trace, end the address space: its final
  *    figures are taken, then it is torn down.
+ *
+ * khugepaged on the trace's clock.  Linux's khugepaged is a thread that
+ * sleeps until an mm registers (__khugepaged_enter wakes it when the list
+ * was empty), then scans pages_to_scan and sleeps scan_sleep_millisecs,
+ * again and again while any mm is registered (khugepaged_wait_work); a
+ * registration while it sleeps its timed sleep does not wake it early.
+ * The replay keeps the time of its next wake-up (khug_next_ns, or none
+ * while no mm is registered) and makes the wake-up (thps_khugepaged_run,
+ * one) before the first record whose time is past it, so the program's
+ * records and khugepaged's scans interleave as the recorded times say.  A
+ * wake-up's length is the model's simulated time (the sleep, plus
+ * alloc_sleep_millisecs after a failed allocation).  The settings are the
+ * recording machine's khugepaged/ files (every trace header has them;
+ * a trace without them gets the kernel's defaults, a 10 s sleep and 4096
+ * pages).  Not known to the trace: where the machine's khugepaged was in
+ * its own cycle, and the other processes it scanned; the replay assumes a
+ * khugepaged that had nothing to do until the program registered.  The
+ * same clock takes the points of --sample-ms, and --settle runs it on
+ * after the last record.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -84,6 +103,10 @@ struct replay {
 	int final_taken;         /* the end of the trace fixed the final figures */
 	double t_start, t_progress;
 	int collapse_noted;       /* the MADV_COLLAPSE note was given */
+	/* the trace's clock: khugepaged's next wake-up and the next point of
+	 * --sample-ms (UINT64_MAX: none), and the earlier of the two */
+	uint64_t khug_next_ns, grid_next_ns, timer_ns;
+	int settling;             /* --settle: a sample after every wake-up */
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
 	struct {
@@ -190,10 +213,12 @@ static void series_thin(struct replay_series *s, uint64_t every)
 	s->n = k;
 }
 
-static void take_sample(struct replay *r)
+/* A point of every live series now, numbered idx (UINT64_MAX: outside
+ * the schedule, never thinned), and the peaks. */
+static void series_point(struct replay *r, uint64_t idx)
 {
 	struct replay_result *res = r->res;
-	uint64_t sum_rss = 0, sum_huge = 0, idx = r->sample_idx++, anon, mhuge;
+	uint64_t sum_rss = 0, sum_huge = 0, anon, mhuge;
 
 	machine_now(r, &anon, &mhuge);
 	for (int i = 0; i < res->nmms; i++) {
@@ -214,6 +239,13 @@ static void take_sample(struct replay *r)
 		res->overall_peak_rss_kb = sum_rss;
 	if (sum_huge > res->overall_peak_anon_huge_kb)
 		res->overall_peak_anon_huge_kb = sum_huge;
+}
+
+static void take_sample(struct replay *r)
+{
+	struct replay_result *res = r->res;
+
+	series_point(r, r->sample_idx++);
 	/* at REPLAY_SERIES_MAX points, keep every other one and sample half
 	 * as often from now on */
 	if (res->overall.n >= REPLAY_SERIES_MAX) {
@@ -1099,33 +1131,105 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 	return 0;
 }
 
-/*
- * --settle: after the last record the processes still alive stay, idle, and
- * khugepaged goes on for settle_ms of simulated time (wake-ups a
- * scan_sleep_millisecs apart, as thps_khugepaged_run counts them), with a
- * sample after each wake-up.  khugepaged does not run during the trace
- * itself: the trace's timestamps do not drive it (yet).
- */
-static void settle(struct replay *r, uint64_t settle_ms)
+/* The khugepaged settings in force (the recording machine's unless --set
+ * changed them), for the result; a trace without them says so. */
+static void khugepaged_settings(struct replay *r, const struct trace_header *h)
+{
+	char v[32];
+
+	r->res->khugepaged_on = !r->o->no_khugepaged;
+	thps_knob_get(r->m, "transparent_hugepage/khugepaged/scan_sleep_millisecs", v, sizeof(v));
+	r->res->khugepaged_scan_sleep_ms = strtoull(v, NULL, 10);
+	thps_knob_get(r->m, "transparent_hugepage/khugepaged/pages_to_scan", v, sizeof(v));
+	r->res->khugepaged_pages_to_scan = strtoull(v, NULL, 10);
+	if (!r->o->no_khugepaged && !r->o->no_trace_knobs &&
+	    !trace_header_get(h, "transparent_hugepage/khugepaged/scan_sleep_millisecs"))
+		note(r, "the trace has no khugepaged settings: khugepaged runs with Linux's defaults "
+			"(scan_sleep_millisecs=10000, pages_to_scan=4096) unless --set says otherwise");
+}
+
+/* ---- the trace's clock: khugepaged and --sample-ms ---- */
+static void timer_update(struct replay *r)
+{
+	r->timer_ns = r->khug_next_ns < r->grid_next_ns ? r->khug_next_ns : r->grid_next_ns;
+}
+
+/* After a record that may have registered an mm: a khugepaged with
+ * nothing to do wakes now (__khugepaged_enter's wake_up_interruptible). */
+static void khug_check_registered(struct replay *r)
+{
+	struct thps_khugepaged_stats k;
+
+	if (r->o->no_khugepaged || r->khug_next_ns != UINT64_MAX)
+		return;
+	thps_khugepaged_stats(r->m, &k);
+	if (k.mm_slots) {
+		r->khug_next_ns = r->now_ns;
+		timer_update(r);
+	}
+}
+
+/* One wake-up of khugepaged at khug_next_ns, and when the next one is. */
+static void khug_wake(struct replay *r)
 {
 	struct thps_khugepaged_stats k0, k;
 
+	r->now_ns = r->khug_next_ns;
 	thps_khugepaged_stats(r->m, &k0);
-	k = k0;
-	for (;;) {
-		uint64_t before;
-
-		thps_khugepaged_stats(r->m, &k);
-		before = k.wakeups;
-		if (k.now_ms - k0.now_ms >= settle_ms)
-			break;
-		thps_khugepaged_run(r->m, 1, 0);
-		thps_khugepaged_stats(r->m, &k);
-		if (k.wakeups == before)
-			break; /* nobody registered with khugepaged */
-		r->now_ns = r->res->duration_ns + (k.now_ms - k0.now_ms) * 1000000ULL;
-		take_sample(r);
+	thps_khugepaged_run(r->m, 1, 0);
+	thps_khugepaged_stats(r->m, &k);
+	if (k.wakeups == k0.wakeups) {
+		/* no mm registered: it sleeps until one is */
+		r->khug_next_ns = UINT64_MAX;
+		return;
 	}
+	r->res->khugepaged_wakeups++;
+	r->res->khugepaged_collapsed += k.pages_collapsed - k0.pages_collapsed;
+	/* scan_sleep_millisecs=0 scans back to back; a scan takes time */
+	r->khug_next_ns += (k.now_ms - k0.now_ms ? k.now_ms - k0.now_ms : 1) * 1000000ULL;
+	if (r->settling || k.pages_collapsed != k0.pages_collapsed)
+		take_sample(r);
+	if (!k.mm_slots)
+		r->khug_next_ns = UINT64_MAX; /* the last one left while it scanned */
+}
+
+/* Everything due before time t (ns of the trace), in time order; the
+ * faults gathered so far come first. */
+static void timers_run(struct replay *r, uint64_t t)
+{
+	run_flush(r);
+	while (r->timer_ns < t) {
+		if (r->khug_next_ns <= r->grid_next_ns) {
+			khug_wake(r);
+		} else {
+			r->now_ns = r->grid_next_ns;
+			series_point(r, UINT64_MAX); /* never thinned */
+			r->grid_next_ns += r->o->sample_every_ms * 1000000ULL;
+		}
+		timer_update(r);
+	}
+}
+
+/*
+ * --settle: after the last record the processes still alive stay, idle, and
+ * the trace's clock goes on for settle_ms: khugepaged keeps waking (from
+ * where it was; with --khugepaged off it starts at the end of the trace),
+ * with a sample after each wake-up.
+ */
+static void settle(struct replay *r, uint64_t settle_ms)
+{
+	const uint64_t end = r->res->duration_ns;
+	struct thps_khugepaged_stats k0, k;
+
+	thps_khugepaged_stats(r->m, &k0);
+	if (r->khug_next_ns == UINT64_MAX && k0.mm_slots)
+		r->khug_next_ns = end;
+	timer_update(r);
+	r->settling = 1;
+	timers_run(r, end + settle_ms * 1000000ULL);
+	r->settling = 0;
+	r->now_ns = end + settle_ms * 1000000ULL;
+	thps_khugepaged_stats(r->m, &k);
 	r->res->settle_ms = settle_ms;
 	r->res->settle_collapsed = k.pages_collapsed - k0.pages_collapsed;
 	if (k.wakeups == k0.wakeups)
@@ -1133,7 +1237,7 @@ static void settle(struct replay *r, uint64_t settle_ms)
 			"khugepaged (none left, or none with an eligible VMA): nothing changes");
 	else
 		note(r, "--settle: khugepaged ran %llu simulated ms (%llu wake-ups) after the last "
-		     "record and collapsed %llu ranges", (unsigned long long)(k.now_ms - k0.now_ms),
+		     "record and collapsed %llu ranges", (unsigned long long)settle_ms,
 		     (unsigned long long)(k.wakeups - k0.wakeups),
 		     (unsigned long long)(k.pages_collapsed - k0.pages_collapsed));
 }
@@ -1182,13 +1286,19 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	r.stride = SAMPLE_FIRST_STRIDE;
 	r.next_sample = r.stride;
 	r.keep_every = 1;
+	r.khug_next_ns = UINT64_MAX;
+	r.grid_next_ns = o->sample_every_ms ? o->sample_every_ms * 1000000ULL : UINT64_MAX;
+	timer_update(&r);
 	r.t_start = r.t_progress = wall();
 	series_add(&res->overall, 0, UINT64_MAX, 0, 0);
 	ret = apply_knobs(&r, &tr->header, err, errlen);
 	if (ret)
 		goto out;
+	khugepaged_settings(&r, &tr->header);
 
 	while ((e = trace_next(tr, ev)) > 0) {
+		if (__builtin_expect(ev->time_ns > r.timer_ns, 0))
+			timers_run(&r, ev->time_ns);
 		if (ev->type == TR_FAULT) {
 			if (__builtin_expect(ev->pid != r.cur_pid, 0)) {
 				struct task *t = task_find(&r, ev->pid, 0);
@@ -1213,6 +1323,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 				r.now_ns = ev->time_ns;
 				take_sample(&r);
 				r.next_sample = tr->nrecords + r.stride;
+				khug_check_registered(&r);
 				progress(&r, tr);
 			}
 			continue;
@@ -1258,6 +1369,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 		default:
 			break;
 		}
+		khug_check_registered(&r);
 	}
 	run_flush(&r);
 	if (e < 0) {
@@ -1274,6 +1386,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	res->records = tr->nrecords;
 	res->faults = tr->nfaults;
 	res->duration_ns = tr->time_ns;
+	timers_run(&r, tr->time_ns);
 	r.now_ns = tr->time_ns;
 	if (o->settle_ms)
 		settle(&r, o->settle_ms);
@@ -1289,6 +1402,8 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 		if (!res->mms[i]->ended)
 			mm_end(&r, res->mms[i], res->partial ? "trace cut" : "end of trace");
 	thps_vmstat(r.m, res->vm);
+	for (int order = THPS_MTHP_MIN_ORDER; order <= THPS_MTHP_MAX_ORDER; order++)
+		thps_mthp_stats(r.m, order, res->mthp[order]);
 	if (res->lost_events)
 		note(&r, "the recorder lost %llu events: these figures are too low",
 		     (unsigned long long)res->lost_events);

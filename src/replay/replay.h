@@ -13,6 +13,10 @@
  * error; the same goes for calls the model does not have (MADV_COLLAPSE,
  * shmat...).
  *
+ * khugepaged runs during the replay on the trace's clock (replay.c,
+ * "khugepaged on the trace's clock"), with the recording machine's
+ * khugepaged/ settings unless --set changes them.
+ *
  * Figures: each address space's final figures (as smaps_rollup and status
  * would show them just before it exited or exec'd), its peak Rss (VmHWM)
  * and a time series of Rss and AnonHugePages, sampled every N events with N
@@ -106,6 +110,11 @@ struct replay_opts {
 	const char *label;       /* for progress lines */
 	uint64_t settle_ms;      /* --settle: khugepaged runs this long (simulated) after
 				    the last record; 0: not at all */
+	int no_khugepaged;       /* --khugepaged off: no background scan during the
+				    trace (MADV_COLLAPSE and --settle still run) */
+	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
+				     multiple of this much trace time (never thinned);
+				     0: none */
 };
 
 struct replay_result {
@@ -121,9 +130,16 @@ struct replay_result {
 	 * in the model (anonymous memory only) equals AnonPages */
 	uint64_t peak_anon_pages_kb, peak_meminfo_huge_kb;
 	uint64_t settle_ms, settle_collapsed; /* --settle: how long, and khugepaged's collapses */
+	/* khugepaged during the trace (and the settling): wake-ups, 2 MiB
+	 * ranges collapsed, and the settings it ran with */
+	uint64_t khugepaged_wakeups, khugepaged_collapsed;
+	uint64_t khugepaged_scan_sleep_ms, khugepaged_pages_to_scan;
+	int khugepaged_on;
 	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
 	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
+	/* hugepages-<size>kB/stats/ at the end, by order */
+	uint64_t mthp[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t skips[REPLAY_NR_SKIPS];
 	double seconds;          /* wall time of the replay */

@@ -271,6 +271,29 @@ static int parse_figure(struct parser *p, int *i, struct scn_figure *f)
 		}
 		return perr(p, n->col, "unknown %s item '%.*s'", vm ? "vmstat" : "meminfo", n->len, n->s);
 	}
+	if (tok_is(t, "mthp")) {
+		uint64_t size;
+		struct tok *n;
+
+		if (tok_size(p, *i + 1, "a folio size (16K .. 2M)", &size))
+			return -1;
+		f->order = size ? __builtin_ctzll(size) - 12 : 0; /* 4 KiB pages */
+		if ((size & (size - 1)) || f->order < THPS_MTHP_MIN_ORDER || f->order > THPS_MTHP_MAX_ORDER)
+			return perr(p, p->t[*i + 1].col, "expected a folio size, a power of two from 16K "
+				    "to 2M (hugepages-<size>kB), got '%.*s'", p->t[*i + 1].len, p->t[*i + 1].s);
+		if (*i + 2 >= p->nt)
+			return perr(p, 1, "usage: expect mthp SIZE ITEM CMP VALUE (ITEM: anon_fault_alloc, "
+				    "split_deferred, nr_anon, ... of hugepages-<size>kB/stats/)");
+		n = &p->t[*i + 2];
+		f->kind = FIG_MTHP;
+		for (int k = 0; k < THPS_NR_MTHP_STATS; k++)
+			if (tok_is(n, thps_mthp_stat_name(k))) {
+				f->item = k;
+				*i += 3;
+				return 0;
+			}
+		return perr(p, n->col, "unknown hugepages-<size>kB/stats/ item '%.*s'", n->len, n->s);
+	}
 	if (tok_is(t, "page")) {
 		int r;
 		uint64_t off;
@@ -306,7 +329,8 @@ static int parse_figure(struct parser *p, int *i, struct scn_figure *f)
 		}
 		return perr(p, name.col,
 			    "expected a figure: a smaps_rollup/status name like Rss or AnonHugePages "
-			    "(optionally PROC.Rss), vmstat NAME, meminfo NAME or page REGION OFF; got '%.*s'",
+			    "(optionally PROC.Rss), vmstat NAME, meminfo NAME, mthp SIZE NAME or page REGION OFF; "
+			    "got '%.*s'",
 			    name.len, name.s);
 	}
 }
@@ -363,7 +387,7 @@ static int parse_expect(struct parser *p, struct scn_step *st)
 		if (parse_size(t->s + neg, t->len - neg, &v))
 			return perr(p, t->col, "expected a number or a size (4K, 2M), got '%.*s'", t->len, t->s);
 		/* sizes name bytes; figures are in kB as /proc shows them */
-		if (has_suffix && st->fig.kind != FIG_VMSTAT)
+		if (has_suffix && st->fig.kind != FIG_VMSTAT && st->fig.kind != FIG_MTHP)
 			v >>= 10;
 		st->expect = neg ? -(int64_t)v : (int64_t)v;
 	}

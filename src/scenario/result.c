@@ -113,6 +113,9 @@ void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char 
 		snprintf(buf, len, "%s.page %s+%#llx", s->procs[f->proc], s->regions[f->region],
 			 (unsigned long long)f->off);
 		break;
+	case FIG_MTHP:
+		snprintf(buf, len, "mthp %dkB %s", 4 << f->order, thps_mthp_stat_name(f->item));
+		break;
 	}
 }
 

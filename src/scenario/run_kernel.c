@@ -286,10 +286,36 @@ __attribute__((noinline)) static void grow_stack(void)
 		pad[i] = 0;
 }
 
+/*
+ * No THP of any size in the runner's own memory, before it touches any:
+ * where a guest turns on 64 KiB folios, the runner's stack and heap would be
+ * made of them, and after a fork their copy-on-write would queue them for
+ * split, moving the hugepages-<size>kB/stats/ a scenario reads.  (Folios
+ * already there stay; the stack is grown only after this.)
+ */
+static void no_thp_in_own_memory(const struct worker *w)
+{
+	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
+		return;
+	for (char *line = maps_buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		unsigned long long start, end;
+		char perms[8] = { 0 };
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[1] == 'w' &&
+		    perms[3] == 'p' && !in_regions(w, start, end))
+			madvise((void *)(uintptr_t)start, end - start, MADV_NOHUGEPAGE);
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
 /* Touch every page of the runner's own mappings, so that nothing the
  * worker does later faults except the scenario's own steps. */
 static void warm(const struct worker *w)
 {
+	no_thp_in_own_memory(w);
 	grow_stack();
 	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
 		return;
@@ -663,6 +689,8 @@ struct kernel_run {
 	int alive[SCN_MAX_PROCS];
 	int64_t base_fig[THPS_NR_PROC_ITEMS];
 	int64_t vm_base[THPS_NR_VM_ITEMS];
+	/* hugepages-<size>kB/stats/ at the start, -1 where this kernel has none */
+	int64_t mthp_base[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
 	/* vmstat events summed over the steps' own execution: /proc/vmstat
 	 * is system-wide, and other processes fault THPs too (on a kernel
 	 * without the zero page even their reads do), so the window is each
@@ -969,10 +997,41 @@ static int vm_value(struct kernel_run *k, int item, int64_t *v, char *why, size_
 	return 1;
 }
 
+/* transparent_hugepage/hugepages-<size>kB/stats/ITEM: 0, or -1 when this
+ * kernel has no such file (before Linux 6.9, or an item added later). */
+static int read_mthp_stat(int order, int item, int64_t *v)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), SYS_THP "hugepages-%dkB/stats/%s", 4 << order,
+		 thps_mthp_stat_name(item));
+	if (sysfile_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	*v = strtoll(buf, NULL, 10);
+	return 0;
+}
+
+static void read_mthp_base(struct kernel_run *k)
+{
+	for (int o = THPS_MTHP_MIN_ORDER; o <= THPS_MTHP_MAX_ORDER; o++)
+		for (int i = 0; i < THPS_NR_MTHP_STATS; i++)
+			if (read_mthp_stat(o, i, &k->mthp_base[o][i]))
+				k->mthp_base[o][i] = -1;
+}
+
 static int figure(struct kernel_run *k, const struct scn_figure *f, int64_t *v, char *why,
 		  size_t len)
 {
 	switch (f->kind) {
+	case FIG_MTHP:
+		*v = 0;
+		if (k->mthp_base[f->order][f->item] < 0 || read_mthp_stat(f->order, f->item, v)) {
+			snprintf(why, len, "this kernel has no hugepages-%dkB/stats/%s", 4 << f->order,
+				 thps_mthp_stat_name(f->item));
+			return 0;
+		}
+		*v -= k->mthp_base[f->order][f->item];
+		return 1;
 	case FIG_PROC:
 		return proc_value(k, f->proc, f->item, v, why, len);
 	case FIG_VMSTAT:
@@ -1312,9 +1371,10 @@ static int run_kernel(struct kernel_run *kr)
 		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
 		worker_socks = k.socks;
 		/* the controller's flag (scenario_run_kernel) off, unless the
-		 * scenario wants THP never */
-		prctl(PR_SET_THP_DISABLE, emulate == EMU_DISABLE, 0, 0, 0);
+		 * scenario wants THP never; only once the runner's own pages are
+		 * faulted in, so that none of them is a THP of any size */
 		warm(&w);
+		prctl(PR_SET_THP_DISABLE, emulate == EMU_DISABLE, 0, 0, 0);
 		send_all(w.fd, &ready, sizeof(ready));
 		worker_loop(&w);
 	}
@@ -1338,6 +1398,7 @@ static int run_kernel(struct kernel_run *kr)
 		memcpy(k.base_fig, rep.fig, sizeof(k.base_fig));
 	}
 	read_vmstat(k.vm_base);
+	read_mthp_base(&k);
 	{
 		char *buf = NULL;
 		size_t len = 0;

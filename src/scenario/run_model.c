@@ -27,6 +27,7 @@ struct model_run {
 	uint64_t addr[SCN_MAX_PROCS][SCN_MAX_REGIONS];
 	uint64_t base[THPS_NR_VM_ITEMS];
 	uint64_t meminfo0[THPS_NR_MEMINFO_ITEMS];
+	uint64_t mthp0[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
 	FILE *json;
 	int nreports;
 };
@@ -97,6 +98,12 @@ static int64_t figure_value(struct model_run *x, const struct scn_figure *f)
 	}
 	case FIG_PAGE:
 		return page_state(x, f->proc, f->region, f->off);
+	case FIG_MTHP: {
+		uint64_t v[THPS_NR_MTHP_STATS];
+
+		thps_mthp_stats(x->m, f->order, v);
+		return (int64_t)(v[f->item] - x->mthp0[f->order][f->item]);
+	}
 	}
 	return 0;
 }
@@ -286,6 +293,28 @@ int scn_model_report(struct model_run *x, const struct scn_step *st)
 	return 0;
 }
 
+/*
+ * A kernel before Linux 6.8 (thpsim/mthp=0) has no hugepages-<size>kB/ below
+ * 2 MiB: a scenario that turns one on is skipped, as on such a kernel,
+ * where the file is missing (run_kernel.c).
+ */
+static int size_not_offered(struct model_run *x, const struct scn_step *st)
+{
+	static const char prefix[] = "transparent_hugepage/hugepages-";
+	char mthp[8] = "";
+
+	if (st->op != SCN_SET || strncmp(st->knob, prefix, sizeof(prefix) - 1) ||
+	    !strncmp(st->knob + sizeof(prefix) - 1, "2048kB/", 7) || !strcmp(st->knob_value, "never"))
+		return 0;
+	thps_knob_get(x->m, "thpsim/mthp", mthp, sizeof(mthp));
+	if (strcmp(mthp, "0"))
+		return 0;
+	x->r->skipped = 1;
+	snprintf(x->r->skip_reason, sizeof(x->r->skip_reason),
+		 "%s: a kernel before Linux 6.8 (thpsim/mthp=0) has no such size", st->knob);
+	return 1;
+}
+
 static int run_step(struct model_run *x, const struct scn_step *st)
 {
 	const struct scn_verb *v = scn_verb(st->op);
@@ -322,6 +351,8 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 		goto out;
 	thps_vmstat(x.m, x.base);
 	thps_meminfo(x.m, x.meminfo0);
+	for (int o = THPS_MTHP_MIN_ORDER; o <= THPS_MTHP_MAX_ORDER; o++)
+		thps_mthp_stats(x.m, o, x.mthp0[o]);
 	x.json = open_memstream(&buf, &len);
 	for (int i = 0; i < s->nsteps; i++) {
 		if (!scn_guard_holds(&s->steps[i], x.m))
@@ -331,8 +362,10 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 			step_error(&x, &s->steps[i], err);
 			break;
 		}
+		if (size_not_offered(&x, &s->steps[i]))
+			break;
 	}
-	if (!err) {
+	if (!err && !r->skipped) {
 		record_standard(&x, 0, "end");
 		write_report(&x, 0, "end");
 	}

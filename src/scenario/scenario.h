@@ -46,6 +46,7 @@ enum scn_figure_kind {
 	FIG_VMSTAT,  /* a /proc/vmstat item counted from the start */
 	FIG_MEMINFO, /* a /proc/meminfo field, kB */
 	FIG_PAGE,    /* what maps one page: enum scn_page_state */
+	FIG_MTHP,    /* hugepages-<size>kB/stats/ITEM of one size, counted from the start */
 };
 
 enum scn_page_state {
@@ -65,6 +66,7 @@ struct scn_figure {
 	int item;   /* enum thps_proc_item / thps_vm_item / thps_meminfo_item */
 	int proc;   /* FIG_PROC, FIG_PAGE: the process */
 	int region; /* FIG_PAGE */
+	int order;  /* FIG_MTHP: the folio size, 2 (16 KiB) .. 9 (2 MiB) */
 	uint64_t off;
 };
 

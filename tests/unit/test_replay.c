@@ -510,3 +510,100 @@ TEST(replay_settle_lets_khugepaged_collapse)
 	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_Anonymous], 4096);
 	settle_ms = 0;
 }
+
+/* khugepaged on the trace's clock: a 16 MiB heap written every other page,
+ * then MADV_HUGEPAGE at 0 ms, the process alive until 1000 ms.  With the
+ * recorded scan_sleep_millisecs=100 and pages_to_scan=1024, Linux's
+ * khugepaged wakes at the registration (__khugepaged_enter), looks at two
+ * 2 MiB ranges a wake-up (512 units each, khugepaged_scan_mm_slot) and
+ * collapses them (max_ptes_none=511): 2 more THPs every 100 ms until the
+ * 8 are done at 300 ms. */
+static void timed_heap(const char *scan_sleep, const char *pages)
+{
+	struct trace_header h = { 0 };
+	const uint64_t len = 16ULL << 20;
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-timed.trace", (int)getpid());
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	if (scan_sleep) {
+		ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
+					   scan_sleep));
+		ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", pages));
+	}
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/server", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	tsys(9, (int64_t)A, 0, len, RW, ANON_PRIVATE);
+	tfaults(A, len, 2 * PAGE, 1);
+	tsys(28, 0, A, len, 14, 0);
+	trace_write_time(&W, 1000ULL * 1000000, 0);
+	trace_write_exit(&W, 0);
+}
+
+/* The AnonHugePages of pid's series at t_ms (the last point at or before). */
+static uint64_t huge_at(const struct replay_mm *mm, uint64_t t_ms)
+{
+	uint64_t v = UINT64_MAX;
+
+	for (int i = 0; i < mm->series.n && mm->series.p[i].t_ns <= t_ms * 1000000; i++)
+		v = mm->series.p[i].anon_huge_kb;
+	ASSERT(v != UINT64_MAX);
+	return v;
+}
+
+static void treplay_opts(struct replay_opts *o)
+{
+	char err[1024];
+
+	ASSERT_OK(trace_writer_close(&W));
+	replay_result_free(&R);
+	o->ram_bytes = 2ULL << 30;
+	if (replay_run(P, o, &R, err, sizeof(err)))
+		test_fail(__FILE__, __LINE__, "replay: %s", err);
+	unlink(P);
+}
+
+TEST(replay_khugepaged_on_the_trace_clock)
+{
+	struct replay_opts o = { .sample_every_ms = 50 };
+	const struct replay_mm *mm;
+
+	timed_heap("100", "1024");
+	treplay_opts(&o);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(R.khugepaged_scan_sleep_ms, 100);
+	ASSERT_EQ(R.khugepaged_pages_to_scan, 1024);
+	ASSERT_EQ(huge_at(mm, 50), 4096);
+	ASSERT_EQ(huge_at(mm, 150), 8192);
+	ASSERT_EQ(huge_at(mm, 250), 12288);
+	ASSERT_EQ(huge_at(mm, 350), 16384);
+	ASSERT_EQ(R.khugepaged_collapsed, 8);
+	/* wake-ups at 0, 100, ..., 900 ms: those before the exit at 1000 */
+	ASSERT_EQ(R.khugepaged_wakeups, 10);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 16384);
+	ASSERT_EQ(R.vm[THPS_VM_thp_collapse_alloc], 8);
+
+	/* --khugepaged off: the pages stay 4 KiB */
+	timed_heap("100", "1024");
+	o.no_khugepaged = 1;
+	treplay_opts(&o);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 0);
+	ASSERT_EQ(R.khugepaged_wakeups, 0);
+	o.no_khugepaged = 0;
+
+	/* a host's defaults (10 s, 4096 pages): the wake-up at the
+	 * registration scans 8 ranges, all of them; the next would be at
+	 * 10 s, after the exit */
+	timed_heap("10000", "4096");
+	treplay_opts(&o);
+	ASSERT_EQ(huge_at(tmm(PID, 0), 50), 16384);
+	ASSERT_EQ(R.khugepaged_wakeups, 1);
+
+	/* a trace without the settings: Linux's defaults, and a note */
+	timed_heap(NULL, NULL);
+	treplay_opts(&o);
+	ASSERT_EQ(R.khugepaged_scan_sleep_ms, 10000);
+	ASSERT_EQ(R.khugepaged_pages_to_scan, 4096);
+	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 16384);
+	ASSERT(R.nnotes >= 1);
+}

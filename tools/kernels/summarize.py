@@ -31,6 +31,16 @@ import re
 import sys
 
 TOL_PCT, TOL_KB = 3.0, 1024
+# A program's AnonHugePages over time (tests/progs/server.c): each second's
+# figure of the real run must lie within TOL_KB of the replay's figures
+# within SERIES_WINDOW_S of that moment of the trace (the lowest and the
+# highest there), and the last one within 3% or 1 MiB of the replay's at
+# the same moment.  Why a window: the trace's clock is the recorded run's,
+# slowed by the recorder before the program's MADV_HUGEPAGE; the guest's
+# khugepaged sleeps scan_sleep_millisecs after its scan, which under TCG
+# takes milliseconds of its own, and runs at nice 19; and the program
+# samples at whole seconds, the replay every 100 ms.
+SERIES_WINDOW_S = 1.0
 
 
 def sections(path):
@@ -98,7 +108,7 @@ def programs(sec):
             m = re.search(r"thp_collapse_alloc (-?\d+)", sec["collapse " + name][0])
             if m and int(m.group(1)):
                 notes.append("%s: khugepaged collapsed %s THPs during the real run "
-                             "(system-wide; the model has no khugepaged)" % (name, m.group(1)))
+                             "(system-wide)" % (name, m.group(1)))
         real = measured["processes"]
         mine = asked["processes"]
         r0 = min((r["pid"] for r in real), default=0)
@@ -120,6 +130,84 @@ def programs(sec):
             add("asked", "%s %d" % (p["name"], p["pid"]),
                 p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
     return rows, problems, notes
+
+
+def mthp_within(model, kernel, size_kb):
+    """Folio counts: within 3%, or within 1 MiB worth of folios of that size."""
+    return abs(model - kernel) <= max(0.03 * max(model, kernel), 1024 // size_kb)
+
+
+def mthp_counts(sec, results):
+    """hugepages-<size>kB/stats/anon_fault_alloc over each program's real run
+    (system-wide, in a guest that runs nothing else) against the replay's."""
+    rows = []
+    for key in sec:
+        if not key.startswith("mthp "):
+            continue
+        name = key[len("mthp "):]
+        asked, err = load_json(sec, "replay-asked " + name)
+        if err:
+            continue
+        model_sizes = asked.get("final", {}).get("mthp", {})
+        for line in sec[key][0].splitlines():
+            m = re.match(r"(\d+)kB anon_fault_alloc (-?\d+)$", line.strip())
+            if not m:
+                continue
+            size, kern = int(m.group(1)), int(m.group(2))
+            model = model_sizes.get("%dkB" % size, {}).get("anon_fault_alloc", 0)
+            if not kern and not model:
+                continue
+            rows.append({"name": name, "size_kB": size, "model": model, "kernel": kern,
+                         "ok": bool(mthp_within(model, kern, size))})
+    return rows
+
+
+def series_model_at(points, t_s):
+    """The replay's AnonHugePages at trace time t_s: its last point at or
+    before it."""
+    v = None
+    for p in points:
+        if p["t_s"] <= t_s + 1e-9:
+            v = p["AnonHugePages"]
+    return v if v is not None else 0
+
+
+def series(sec):
+    """Each program's AnonHugePages of the real run, second by second,
+    against the replay's."""
+    out, problems = [], []
+    for key in sec:
+        if not key.startswith("series "):
+            continue
+        name = key[len("series "):]
+        kern = [(int(a), int(b)) for a, b in
+                re.findall(r"^thpsim-series (\d+) (\d+)$", sec[key][0], re.M)]
+        asked, err = load_json(sec, "replay-asked " + name)
+        if err:
+            problems.append("%s: %s" % (name, err))
+            continue
+        cand = [p for p in asked["processes"] if p.get("series")]
+        if not kern or not cand:
+            problems.append("%s: no series to compare" % name)
+            continue
+        proc = max(cand, key=lambda p: p["final"]["Anonymous"])
+        pts = proc["series"]
+        rows, ok = [], True
+        for t_ms, k in kern:
+            t = proc["start_s"] + t_ms / 1000.0
+            at = series_model_at(pts, t)
+            window = [series_model_at(pts, t - SERIES_WINDOW_S)] + \
+                [p["AnonHugePages"] for p in pts if abs(p["t_s"] - t) <= SERIES_WINDOW_S]
+            good = min(window) - TOL_KB <= k <= max(window) + TOL_KB
+            rows.append({"t_ms": t_ms, "kernel": k, "model": at,
+                         "low": min(window), "high": max(window), "ok": bool(good)})
+            ok = ok and good
+        last = rows[-1]
+        final_ok = bool(within(last["model"], last["kernel"]))
+        out.append({"name": name, "process": "%s %d" % (proc["name"], proc["pid"]),
+                    "points": rows, "final_ok": final_ok, "ok": bool(ok and final_ok),
+                    "khugepaged": asked.get("khugepaged", {})})
+    return out, problems
 
 
 def save_traces(sec, results):
@@ -195,7 +283,15 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
             if line.startswith("FAIL "):
                 k["problems"].append("recorder test %s failed" % line[5:].strip())
     save_traces(sec, results)
+    for key in sec:
+        if key.startswith("skip "):
+            k["skipped"] += 1
+            k["skips"].append({"scenario": "program " + key[len("skip "):],
+                               "reason": sec[key][0].strip()})
+    k["mthp"] = mthp_counts(sec, results)
     rows, problems, notes = programs(sec)
+    k["series"], sproblems = series(sec)
+    problems += sproblems
     k["programs"] = rows
     k["notes"] = notes
     k["problems"] += problems
@@ -246,6 +342,18 @@ def markdown(path):
                 k["kernel"], r["name"], r["thp"], r["process"], r["Anonymous"][0],
                 r["Anonymous"][1], r["AnonHugePages"][0], r["AnonHugePages"][1],
                 "yes" if r["ok"] else "**no**"))
+    p("")
+    p("AnonHugePages over time (kB, each second of the real run; the replay's at the same "
+      "moment of the trace, and its lowest and highest within %.1f s):" % SERIES_WINDOW_S)
+    p("")
+    p("| kernel | program | t (ms) | kernel | model | model within the window | ok |")
+    p("|---|---|---:|---:|---:|---|---|")
+    for k in kernels:
+        for srs in k.get("series", []):
+            for r in srs["points"]:
+                p("| %s | %s | %d | %d | %d | %d .. %d | %s |" % (
+                    k["kernel"], srs["name"], r["t_ms"], r["kernel"], r["model"],
+                    r["low"], r["high"], "yes" if r["ok"] else "**no**"))
 
 
 def main():
@@ -277,6 +385,12 @@ def main():
         elif k["status"] == "failed":
             failed += 1
         unit = k.get("unit", {"passed": 0, "failed": 0, "skipped": 0})
+        mgood = sum(1 for x in k.get("mthp", []) if x["ok"])
+        passed += mgood
+        failed += len(k.get("mthp", [])) - mgood
+        sgood = sum(1 for x in k.get("series", []) if x["ok"])
+        passed += sgood
+        failed += len(k.get("series", [])) - sgood
         passed += k["match"] + good + unit["passed"]
         failed += unit["failed"]
         skipped += unit["skipped"]
@@ -307,6 +421,16 @@ def main():
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
                 r["AnonHugePages"][0], r["AnonHugePages"][1],
                 "ok" if r["ok"] else "OUTSIDE 3% and 1 MiB"))
+        for x in k.get("mthp", []):
+            p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
+                x["name"], x["size_kB"], x["model"], x["kernel"],
+                "ok" if x["ok"] else "OUTSIDE 3% and 1 MiB of folios"))
+        for x in k.get("series", []):
+            p("  series   %-26s %-20s AnonHugePages kernel/model each second: %s  %s" % (
+                x["name"], x["process"],
+                " ".join("%d/%d" % (r["kernel"], r["model"]) for r in x["points"]),
+                "ok" if x["ok"] else "OUTSIDE (window %.1f s and 1 MiB; last 3%% or 1 MiB)"
+                % SERIES_WINDOW_S))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     p("kernels: %d passed, %d failed, %d skipped" % (passed, failed, skipped))

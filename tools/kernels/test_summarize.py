@@ -26,7 +26,7 @@ def scenario(name, result, diffs=(), reason=""):
             "not_compared": []}
 
 
-def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True):
+def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None):
     """The second serial port of a guest: one program, 'prog'."""
     out = "@@THPSIM-START@@\r\n"
     out += section("info", "release 9.9.9-test\nuptime_at_init 2.5")
@@ -37,7 +37,13 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True):
     out += section("measure prog", json.dumps({"processes": [
         {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}]}))
     out += section("collapse prog", "thp_collapse_alloc 0")
-    out += section("replay-asked prog", json.dumps({"processes": [proc]}))
+    asked = {"processes": [proc]}
+    if mthp is not None:  # (model, kernel) 64 KiB folios allocated
+        asked["final"] = {"mthp": {"64kB": {"anon_fault_alloc": mthp[0]}}}
+        out += section("mthp prog", "64kB anon_fault_alloc %d\n2048kB anon_fault_alloc 0" % mthp[1])
+    if skip:
+        out += section("skip other", skip)
+    out += section("replay-asked prog", json.dumps(asked))
     out += section("replay-off prog", json.dumps({"processes": []}))
     if done:
         out += section("end", "uptime_at_end 9.0") + "@@THPSIM-DONE@@\r\n"
@@ -71,6 +77,27 @@ TESTS = []
 def test(fn):
     TESTS.append(fn)
     return fn
+
+
+@test
+def mthp_counts_compared(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], mthp=(100, 101)), "-")])
+    assert rc == 0, (rc, last)
+    assert s[0]["mthp"] == [{"name": "prog", "size_kB": 64, "model": 100, "kernel": 101,
+                             "ok": True}], s[0]["mthp"]
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], mthp=(100, 140)), "-")])
+    assert rc == 1 and not s[0]["mthp"][0]["ok"], (rc, s[0]["mthp"])
+    assert ", 1 failed" in last, last
+
+
+@test
+def a_program_a_kernel_cannot_run_is_skipped(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")],
+                                          skip="this kernel has no /sys/x/hugepages-64kB/enabled"),
+                             "-")])
+    assert rc == 0, (rc, last)
+    assert s[0]["skipped"] == 1 and s[0]["skips"][0]["scenario"] == "program other", s[0]["skips"]
+    assert last.endswith("1 skipped"), last
 
 
 @test
