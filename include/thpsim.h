@@ -181,6 +181,24 @@ int thps_knob_get(thps_machine *m, const char *name, char *buf, size_t len);
 const char *thps_knob_name(int i);
 /* One line of help for knob i: values and kernel versions. */
 const char *thps_knob_help(int i);
+/* The index of the knob named name, or -1. */
+int thps_knob_index(const char *name);
+/* Value v of those the fuzzers try for knob i; NULL past them, and for a
+ * knob they leave alone. */
+const char *thps_knob_fuzz_value(int i, int v);
+/* How the kernel runner (thpsim kernel, validate) treats a scenario's
+ * setting of a knob, which it never writes on the host: */
+enum thps_knob_kernel {
+	THPS_KNOB_KERNEL_MATCH,    /* the file under /sys/kernel/mm/ must have the value */
+	THPS_KNOB_KERNEL_MODE,     /* the global THP mode: emulated per mapping (madvise, prctl) */
+	THPS_KNOB_KERNEL_PMD_MODE, /* the PMD size's own mode: emulated with the global one */
+	THPS_KNOB_KERNEL_PROFILE,  /* a thpsim/ knob: the kernel's profile must have the value */
+};
+/* Knob i's enum thps_knob_kernel, or -1 past the end. */
+int thps_knob_kernel(int i);
+/* The first knob the kernel runner treats as kernel (enum thps_knob_kernel),
+ * or NULL: THPS_KNOB_KERNEL_PMD_MODE is the PMD size's enabled file. */
+const char *thps_knob_of_kernel(int kernel);
 
 /*
  * Kernel profiles: the thpsim/ knobs are what differs between kernels that

@@ -112,14 +112,9 @@ static double replay_once(const char *path, const struct replay_cfg *c, uint64_t
 	char err[1024];
 	double c0, w0, cpu;
 
-	o.knob_name[0] = "transparent_hugepage/enabled";
-	o.knob_value[0] = c->enabled;
-	o.nknobs = 1;
-	if (c->knob) {
-		o.knob_name[1] = c->knob;
-		o.knob_value[1] = c->value;
-		o.nknobs = 2;
-	}
+	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", c->enabled);
+	if (c->knob)
+		knob_sets_add_pair(&o.knobs, c->knob, c->value);
 	o.ram_bytes = 4ULL << 30;
 	o.no_khugepaged = c->no_khugepaged;
 	c0 = bench_thread_cpu();

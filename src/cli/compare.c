@@ -60,12 +60,10 @@ static const char usage_text[] =
 	"  replaced only with --force (never through a symbolic link), and only once the\n"
 	"  chart is complete.";
 
-static char knob_names[MAX_POLICIES][REPLAY_MAX_KNOBS][96];
-
-static int parse_policy(struct policy *p, int idx, const char *name, const char *spec,
+static int parse_policy(struct policy *p, const char *name, const char *spec,
 			const struct knob_sets *sets)
 {
-	char *save = NULL, *tok;
+	char *save = NULL, *tok, knob[96];
 
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->spec, sizeof(p->spec), "%s", spec);
@@ -78,14 +76,13 @@ static int parse_policy(struct policy *p, int idx, const char *name, const char 
 		if (!eq || eq == tok)
 			return cli_usage("compare: policy %s: '%s' is not KNOB=VALUE", name, tok);
 		*eq = 0;
-		if (p->o.nknobs >= REPLAY_MAX_KNOBS)
+		if (p->o.knobs.n >= KNOB_SETS_MAX)
 			return cli_usage("compare: policy %s: too many knobs", name);
-		if (!cli_resolve_knob(tok, knob_names[idx][p->o.nknobs], sizeof(knob_names[0][0])))
+		if (!cli_resolve_knob(tok, knob, sizeof(knob)))
 			return cli_usage("compare: policy %s: no knob '%s' (thpsim knobs lists them)",
 					 name, tok);
-		p->o.knob_name[p->o.nknobs] = knob_names[idx][p->o.nknobs];
-		p->o.knob_value[p->o.nknobs] = eq + 1;
-		p->o.nknobs++;
+		if (knob_sets_add_pair(&p->o.knobs, knob, eq + 1))
+			return cli_usage("compare: policy %s: '%s=%s' is too long", name, knob, eq + 1);
 	}
 	p->o.label = p->name;
 	return 0;
@@ -551,7 +548,7 @@ int cmd_compare(int argc, char **argv)
 		}
 	for (int k = 0; k < n; k++) {
 		memset(&pol[k], 0, sizeof(pol[k]));
-		if (parse_policy(&pol[k], k, specs[k][0], specs[k][1], &sets))
+		if (parse_policy(&pol[k], specs[k][0], specs[k][1], &sets))
 			return 2;
 		pol[k].o.ram_bytes = common.ram_bytes;
 		pol[k].o.progress = common.progress;

@@ -70,11 +70,8 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 
 void replay_opts_add_sets(struct replay_opts *o, const struct knob_sets *sets)
 {
-	for (int k = 0; k < sets->n && o->nknobs < REPLAY_MAX_KNOBS; k++) {
-		o->knob_name[o->nknobs] = sets->name[k];
-		o->knob_value[o->nknobs] = sets->value[k];
-		o->nknobs++;
-	}
+	for (int k = 0; k < sets->n; k++)
+		knob_sets_add_pair(&o->knobs, sets->name[k], sets->value[k]);
 }
 
 const char *replay_knob(const struct replay_result *res, const char *name)

@@ -2,8 +2,12 @@
  * sysfs.c - the knobs: /sys/kernel/mm/transparent_hugepage/... and the
  * model's own under thpsim/ (mirrors the sysfs half of mm/huge_memory.c).
  *
- * Each knob is one row of knob_defs: its sysfs name, its values, and where
- * it lives in struct knobs.  Defaults are those of Linux 6.18 built with
+ * Each knob is one row of knob_defs: its sysfs name, its values, where it
+ * lives in struct knobs, its help line, the values the fuzzers try, how
+ * the kernel runner treats a scenario's setting of it, and its default.
+ * Everything that lists knobs reads this table: --set, 'thpsim knobs',
+ * the trace header, kernel profiles, the fuzzers, the kernel runner.
+ * Defaults are those of Linux 6.18 built with
  * CONFIG_TRANSPARENT_HUGEPAGE_MADVISE, on a machine with a zero page.
  *
  * Kernel profiles.  The thpsim/ knobs are the behaviour that differs
@@ -27,7 +31,15 @@ struct knob_def {
 	int min, max;
 	size_t offset;             /* into struct knobs */
 	const char *help;
+	const char *const *fuzz;   /* the values the fuzzers try (NULL: they leave it alone) */
+	enum thps_knob_kernel kernel; /* how the kernel runner treats a scenario's setting */
+	int def;                   /* the default: the number, or the index in values; a
+				    * knob of profile_changes takes KERNEL_DEFAULT's */
 };
+
+/* A NULL-terminated list of values, for the fuzz column. */
+#define FUZZ(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define FUZZ_BOOL FUZZ("1", "0")
 
 static const char *const enabled_values[] = { "always", "madvise", "never", NULL };
 static const char *const size_enabled_values[] = { "always", "madvise", "never", "inherit", NULL };
@@ -41,15 +53,18 @@ static const char *const deferred_split_values[] = { "unmap-and-split", "unmap",
 #define K(field) offsetof(struct knobs, field)
 static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/enabled", enabled_values, 0, 0, K(enabled),
-	  "always|madvise|never: when a fault may map a THP" },
+	  "always|madvise|never: when a fault may map a THP",
+	  FUZZ("always", "madvise", "never"), THPS_KNOB_KERNEL_MODE, THP_MADVISE },
 	{ "transparent_hugepage/hugepages-2048kB/enabled", size_enabled_values, 0, 0,
 	  K(hugepages_enabled[9]),
-	  "always|madvise|never|inherit: the PMD size's own setting (Linux 6.8+)" },
+	  "always|madvise|never|inherit: the PMD size's own setting (Linux 6.8+)",
+	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT },
 #define MTHP_ROW(kb, order)                                                                  \
 	{ "transparent_hugepage/hugepages-" #kb "kB/enabled", size_enabled_values, 0, 0,       \
 	  K(hugepages_enabled[order]),                                                       \
 	  "always|madvise|never|inherit: may a fault map a " #kb " KiB anonymous folio "       \
-	  "(multi-size THP, Linux 6.8+; default never)" }
+	  "(multi-size THP, Linux 6.8+; default never)",                                     \
+	  FUZZ("never", "always", "madvise", "inherit"), THPS_KNOB_KERNEL_MATCH, THP_NEVER }
 	MTHP_ROW(16, 2),
 	MTHP_ROW(32, 3),
 	MTHP_ROW(64, 4),
@@ -59,76 +74,99 @@ static const struct knob_def knob_defs[] = {
 	MTHP_ROW(1024, 8),
 #undef MTHP_ROW
 	{ "transparent_hugepage/defrag", defrag_values, 0, 0, K(defrag),
-	  "always|defer|defer+madvise|madvise|never: may a fault's THP allocation reclaim" },
+	  "always|defer|defer+madvise|madvise|never: may a fault's THP allocation reclaim",
+	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH, DEFRAG_MADVISE },
 	{ "transparent_hugepage/use_zero_page", NULL, 0, 1, K(use_zero_page),
-	  "0|1: map the huge zero page on read faults (Linux 3.8+)" },
+	  "0|1: map the huge zero page on read faults (Linux 3.8+)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1 },
 	{ "transparent_hugepage/shrink_underused", NULL, 0, 1, K(shrink_underused),
-	  "0|1: the deferred-split shrinker also splits underused THPs (Linux 6.12+)" },
+	  "0|1: the deferred-split shrinker also splits underused THPs (Linux 6.12+)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1 },
 	{ "transparent_hugepage/khugepaged/max_ptes_none", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_none), "0..511: none and zero-page entries khugepaged collapses over; "
-	  "zero-filled subpages a THP may hold before it is underused" },
+	  "zero-filled subpages a THP may hold before it is underused",
+	  FUZZ("511", "0", "1", "64", "256", "510"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR - 1 },
 	{ "transparent_hugepage/khugepaged/max_ptes_shared", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_shared), "0..511: pages mapped by another process (after fork) khugepaged "
-	  "collapses over" },
+	  "collapses over",
+	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 2 },
 	{ "transparent_hugepage/khugepaged/max_ptes_swap", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_swap), "0..511: swap entries khugepaged collapses over (no swap is "
-	  "modelled: accepted, no effect)" },
+	  "modelled: accepted, no effect)",
+	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 8 },
 	{ "transparent_hugepage/khugepaged/pages_to_scan", NULL, 1, INT_MAX, K(pages_to_scan),
-	  "pages (4 KiB units of progress) khugepaged scans per wake-up" },
+	  "pages (4 KiB units of progress) khugepaged scans per wake-up",
+	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR * 8 },
 	{ "transparent_hugepage/khugepaged/scan_sleep_millisecs", NULL, 0, INT_MAX,
-	  K(scan_sleep_millisecs), "simulated ms khugepaged sleeps between wake-ups" },
+	  K(scan_sleep_millisecs), "simulated ms khugepaged sleeps between wake-ups",
+	  NULL, THPS_KNOB_KERNEL_MATCH, 10000 },
 	{ "transparent_hugepage/khugepaged/alloc_sleep_millisecs", NULL, 0, INT_MAX,
 	  K(alloc_sleep_millisecs), "simulated ms khugepaged sleeps after a failed THP "
-	  "allocation" },
+	  "allocation",
+	  NULL, THPS_KNOB_KERNEL_MATCH, 60000 },
 	{ "transparent_hugepage/khugepaged/defrag", NULL, 0, 1, K(khugepaged_defrag),
-	  "0|1: may khugepaged's THP allocation reclaim" },
+	  "0|1: may khugepaged's THP allocation reclaim",
+	  NULL, THPS_KNOB_KERNEL_MATCH, 1 },
 	{ "thpsim/huge_zero_page_lifetime", lifetime_values, 0, 0, K(hzp_lifetime),
 	  "refcount (Linux 3.8-4.8: a global reference per mapping) | per-mm (Linux 4.9+: one "
 	  "per address space) | persistent (never freed: the series at patch 9, "
-	  "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO)" },
+	  "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO)",
+	  FUZZ("per-mm", "refcount", "persistent"), THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/huge_zero_wp", hzp_wp_values, 0, 0, K(hzp_wp),
 	  "write fault on the huge zero page: alloc-or-pte (Linux 3.8-3.14: new THP, else a PTE "
 	  "table with one page) | split (Linux 5.8-6.12: split, copy 4 KiB) | alloc-or-split "
-	  "(Linux 3.15-5.7 and 6.13+: new THP, else split)" },
+	  "(Linux 3.15-5.7 and 6.13+: new THP, else split)",
+	  FUZZ("alloc-or-split", "alloc-or-pte", "split"), THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/thp_cow", thp_cow_values, 0, 0, K(thp_cow),
 	  "write fault on a THP shared after fork: copy (Linux 3.8-5.7: copy 2 MiB) | split "
-	  "(Linux 5.8+: split the PMD, copy 4 KiB)" },
+	  "(Linux 5.8+: split the PMD, copy 4 KiB)",
+	  FUZZ("split", "copy"), THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/zero_page", NULL, 0, 1, K(zero_page),
 	  "1: read faults map the shared zero page and the huge zero page | 0: they allocate "
 	  "as writes do, as on a kernel booted with pvm_no_zero_page=1 (with "
-	  "split_remap_zero=0: where mm_forbids_zeropage, s390 KVM guests)" },
+	  "split_remap_zero=0: where mm_forbids_zeropage, s390 KVM guests)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 1 },
 	{ "thpsim/pt_reclaim", NULL, 0, 1, K(pt_reclaim),
 	  "1: MADV_DONTNEED frees a PTE table it emptied (CONFIG_PT_RECLAIM, Linux 6.14+) | 0: "
-	  "the empty table stays in VmPTE" },
+	  "the empty table stays in VmPTE",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/split_remap_zero", NULL, 0, 1, K(split_remap_zero),
 	  "1: splitting a THP maps its zero-filled subpages to the zero page (Linux 6.12+) | 0: "
-	  "they stay pages" },
+	  "they stay pages",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/underused_shrinker", NULL, 0, 1, K(underused_shrinker),
 	  "1: the deferred-split shrinker splits underused THPs, thp_underused_split_page "
-	  "(Linux 6.12+) | 0: no such shrinker" },
+	  "(Linux 6.12+) | 0: no such shrinker",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/mprotect_pmd_writable", NULL, 0, 1, K(mprotect_pmd_writable),
 	  "1: mprotect making an exclusive THP writable again writes its PMD writable (Linux "
-	  "6.2+) | 0: the next write faults" },
+	  "6.2+) | 0: the next write faults",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/deferred_split", deferred_split_values, 0, 0, K(deferred_split),
 	  "when a THP is queued for deferred split and thp_deferred_split_page counts: "
 	  "unmap-and-split (Linux 3.8-6.1: when any page loses its last mapping, even as the "
 	  "whole THP is unmapped, and as a split unmaps it) | unmap (Linux 6.2-6.9: not as a "
-	  "split unmaps it) | partial (Linux 6.10+: only when left partially mapped)" },
+	  "split unmaps it) | partial (Linux 6.10+: only when left partially mapped)",
+	  FUZZ("partial", "unmap", "unmap-and-split"), THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/collapse_ro", NULL, 0, 1, K(collapse_ro),
 	  "1: MADV_COLLAPSE collapses a range none of whose entries is writable (Linux 6.18+) | "
-	  "0: it refuses it (SCAN_PAGE_RO: after fork, until a write fault)" },
+	  "0: it refuses it (SCAN_PAGE_RO: after fork, until a write fault)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/wp_reuse_large", NULL, 0, 1, K(wp_reuse_large),
 	  "1: a write fault on a read-only page of a PTE-mapped large folio that only this "
 	  "process maps reuses it (Linux 6.15+, __wp_can_reuse_large_anon_folio) | 0: it copies "
-	  "4 KiB, leaving the folio partially mapped" },
+	  "4 KiB, leaving the folio partially mapped",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/mthp", NULL, 0, 1, K(mthp),
 	  "1: a fault may map an anonymous folio of any size hugepages-<size>kB/enabled allows "
 	  "(multi-size THP, Linux 6.8+) | 0: only 4 KiB pages and 2 MiB THPs (the sizes below "
-	  "2 MiB are not offered)" },
+	  "2 MiB are not offered)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 	{ "thpsim/collapse_pte_batch", NULL, 0, 1, K(collapse_pte_batch),
 	  "1: a collapse unmaps the entries of a PTE-mapped THP together (Linux 6.17+: it is "
 	  "never seen partially mapped) | 0: one entry at a time (the first queues it for "
-	  "deferred split)" },
+	  "deferred split)",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
 };
 #undef K
 
@@ -287,21 +325,8 @@ static void profile_for_version(struct knobs *k, int ver)
 
 void knobs_init(struct knobs *k)
 {
-	k->enabled = THP_MADVISE;
-	for (int order = THPS_MTHP_MIN_ORDER; order < HPAGE_PMD_ORDER; order++)
-		k->hugepages_enabled[order] = THP_NEVER;
-	k->hugepages_enabled[HPAGE_PMD_ORDER] = THP_INHERIT;
-	k->defrag = DEFRAG_MADVISE;
-	k->use_zero_page = 1;
-	k->shrink_underused = 1;
-	k->max_ptes_none = HPAGE_PMD_NR - 1;
-	k->max_ptes_shared = HPAGE_PMD_NR / 2;
-	k->max_ptes_swap = HPAGE_PMD_NR / 8;
-	k->pages_to_scan = HPAGE_PMD_NR * 8;
-	k->scan_sleep_millisecs = 10000;
-	k->alloc_sleep_millisecs = 60000;
-	k->khugepaged_defrag = 1;
-	k->zero_page = 1;
+	for (size_t i = 0; i < ARRAY_SIZE(knob_defs); i++)
+		*knob_field(k, &knob_defs[i]) = knob_defs[i].def;
 	profile_for_version(k, parse_kernel_version(KERNEL_DEFAULT));
 }
 
@@ -321,6 +346,46 @@ const char *thps_knob_help(int i)
 	return "X.Y (3.8 or later): set the thpsim/ knobs to Linux X.Y's behaviour in its default "
 	       "configuration; thpsim/zero_page stays ('thpsim kernel-profile' shows this "
 	       "machine's)";
+}
+
+int thps_knob_index(const char *name)
+{
+	for (int i = 0; thps_knob_name(i); i++)
+		if (!strcmp(thps_knob_name(i), name))
+			return i;
+	return -1;
+}
+
+const char *thps_knob_fuzz_value(int i, int v)
+{
+	/* thpsim/kernel: the versions where a profile knob changes that the
+	 * fuzzers have always tried */
+	static const char *const kernel_fuzz[] = { "6.18", "3.8", "4.9", "5.8", "6.1", "6.12",
+						   "6.13", NULL };
+	const char *const *values;
+	int n = 0;
+
+	if (i < 0 || i >= NR_KNOBS || v < 0)
+		return NULL;
+	values = i < (int)ARRAY_SIZE(knob_defs) ? knob_defs[i].fuzz : kernel_fuzz;
+	while (values && values[n] && n < v)
+		n++;
+	return values && n == v ? values[n] : NULL;
+}
+
+int thps_knob_kernel(int i)
+{
+	if (i < 0 || i >= NR_KNOBS)
+		return -1;
+	return i < (int)ARRAY_SIZE(knob_defs) ? (int)knob_defs[i].kernel : THPS_KNOB_KERNEL_PROFILE;
+}
+
+const char *thps_knob_of_kernel(int kernel)
+{
+	for (int i = 0; thps_knob_name(i); i++)
+		if (thps_knob_kernel(i) == kernel)
+			return thps_knob_name(i);
+	return NULL;
 }
 
 static int set_lifetime_locked(thps_machine *m, int v)

@@ -53,107 +53,44 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "trace/linux_abi.h"
 #include "util/json.h"
 #include "util/kprofile.h"
 #include "util/outfile.h"
+#include "util/pidtab.h"
 #include "util/sysfile.h"
 
-#define TASK_SIZE_X86_64 0x7ffffffff000ULL
 #define TIME_STEP_NS 100000 /* TIME records at most every 100 us */
 
 
-/* x86-64 system calls traced, with the number of arguments kept. */
+/* x86-64 system calls, with the number of arguments kept: -1 for those
+ * not traced. */
 static const struct {
 	int nr, nargs;
-} traced_syscalls[] = {
-	{ 9, 6 },   /* mmap */
-	{ 10, 3 },  /* mprotect */
-	{ 11, 2 },  /* munmap */
-	{ 12, 1 },  /* brk */
-	{ 25, 5 },  /* mremap */
-	{ 28, 3 },  /* madvise */
-	{ 30, 3 },  /* shmat */
-	{ 67, 1 },  /* shmdt */
-	{ 56, 5 },  /* clone */
-	{ 57, 0 },  /* fork */
-	{ 58, 0 },  /* vfork */
-	{ 59, 0 },  /* execve (arguments are user pointers) */
-	{ 322, 0 }, /* execveat */
-	{ 149, 2 }, /* mlock */
-	{ 150, 2 }, /* munlock */
-	{ 151, 1 }, /* mlockall */
-	{ 152, 0 }, /* munlockall */
-	{ 157, 5 }, /* prctl */
-	{ 325, 3 }, /* mlock2 */
-	{ 329, 4 }, /* pkey_mprotect */
-	{ 435, 2 }, /* clone3 */
-	{ 440, 5 }, /* process_madvise */
+} linux_syscalls[] = {
+#define SYSCALL_ROW(name, number, nargs) { number, nargs },
+	LINUX_SYSCALLS(SYSCALL_ROW)
+#undef SYSCALL_ROW
 };
-#define NR_TRACED ((int)(sizeof(traced_syscalls) / sizeof(traced_syscalls[0])))
+#define NR_SYSCALLS ((int)(sizeof(linux_syscalls) / sizeof(linux_syscalls[0])))
 
-/* ---- a small open-addressing table keyed by pid or tid ---- */
+/* ---- per thread and per process state, by tid or pid (util/pidtab.h) ---- */
 struct slot {
-	int32_t key; /* 0: empty, -1: deleted */
+	int32_t key; /* the pid table's key */
 	int nr;
 	uint64_t args[TRACE_SYSCALL_ARGS];
 	int exec_pending, mcl_future;
 	int64_t exit_status;
 };
 
-struct table {
-	struct slot *s;
-	size_t cap, used; /* used counts deleted slots too */
-};
-
-static struct slot *table_find(struct table *t, int32_t key, int create)
+static struct slot *table_find(struct pidtab *t, int32_t key, int create)
 {
-	struct slot *tomb = NULL;
+	int fresh = 0;
+	struct slot *s = pidtab_find(t, key, create ? &fresh : NULL);
 
-	if (create && (t->used + 1) * 2 > t->cap) {
-		struct table n = { calloc(t->cap ? t->cap * 2 : 256, sizeof(struct slot)),
-				   t->cap ? t->cap * 2 : 256, 0 };
-
-		if (!n.s)
-			return NULL;
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->s[i].key > 0) {
-				struct slot *d = table_find(&n, t->s[i].key, 1);
-
-				*d = t->s[i];
-			}
-		free(t->s);
-		*t = n;
-	}
-	if (!t->cap)
-		return NULL;
-	for (size_t i = ((size_t)key * 2654435761u) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-		struct slot *s = &t->s[i];
-
-		if (s->key == key)
-			return s;
-		if (s->key == -1 && !tomb)
-			tomb = s;
-		if (s->key == 0) {
-			if (!create)
-				return NULL;
-			if (!tomb) {
-				tomb = s;
-				t->used++;
-			}
-			memset(tomb, 0, sizeof(*tomb));
-			tomb->key = key;
-			tomb->exit_status = -1;
-			return tomb;
-		}
-	}
-}
-
-static void table_del(struct table *t, int32_t key)
-{
-	struct slot *s = table_find(t, key, 0);
-
-	if (s)
-		s->key = -1;
+	if (fresh)
+		s->exit_status = -1;
+	return s;
 }
 
 /* ---- the recorder ---- */
@@ -174,9 +111,9 @@ struct qev {
 struct recorder {
 	struct trace_writer w;
 	struct rec_perf pp;
-	struct table syscalls; /* by tid: the call in progress */
-	struct table procs;    /* by pid: per-process state */
-	struct table ended;    /* by pid: exits written when reaped (below) */
+	struct pidtab syscalls; /* by tid: the call in progress */
+	struct pidtab procs;    /* by pid: per-process state */
+	struct pidtab ended;    /* by pid: exits written when reaped (below) */
 	uint64_t t0_ns;
 	uint64_t samples, faults, kernel_faults, syscalls_written, forks, execs, exits;
 	uint64_t exits_at_reap; /* of exits: no sched_process_exit came for them */
@@ -217,36 +154,38 @@ static void write_populate(struct recorder *rc, int32_t pid, int nr, const uint6
 	struct slot *ps;
 
 	switch (nr) {
-	case 9: /* mmap: MAP_POPULATE or MAP_LOCKED (or mlockall(MCL_FUTURE)), not MAP_NONBLOCK */
+	case LINUX_NR_mmap: /* MAP_POPULATE or MAP_LOCKED (or mlockall(MCL_FUTURE)), not MAP_NONBLOCK */
 		if (ret < 0 && ret > -4096)
 			return;
 		ps = table_find(&rc->procs, pid, 0);
-		if (((a[3] & 0x8000) || (a[3] & 0x2000) || (ps && ps->mcl_future)) &&
-		    !(a[3] & 0x10000))
+		if (((a[3] & LINUX_MAP_POPULATE) || (a[3] & LINUX_MAP_LOCKED) ||
+		     (ps && ps->mcl_future)) &&
+		    !(a[3] & LINUX_MAP_NONBLOCK))
 			trace_write_touch(&rc->w, (uint64_t)ret, a[1], TRACE_TOUCH_POPULATE);
 		break;
-	case 28: /* madvise: MADV_POPULATE_READ (22) and _WRITE (23) */
-		if (ret == 0 && (a[2] == 22 || a[2] == 23))
+	case LINUX_NR_madvise: /* MADV_POPULATE_READ and _WRITE */
+		if (ret == 0 && (a[2] == LINUX_MADV_POPULATE_READ || a[2] == LINUX_MADV_POPULATE_WRITE))
 			trace_write_touch(&rc->w, a[0], a[1],
-					  a[2] == 22 ? TRACE_TOUCH_READ : TRACE_TOUCH_WRITE);
+					  a[2] == LINUX_MADV_POPULATE_READ ? TRACE_TOUCH_READ
+									   : TRACE_TOUCH_WRITE);
 		break;
-	case 149: /* mlock */
+	case LINUX_NR_mlock:
 		if (ret == 0)
 			trace_write_touch(&rc->w, a[0], a[1], TRACE_TOUCH_POPULATE);
 		break;
-	case 325: /* mlock2, unless MLOCK_ONFAULT */
-		if (ret == 0 && !(a[2] & 1))
+	case LINUX_NR_mlock2: /* unless MLOCK_ONFAULT */
+		if (ret == 0 && !(a[2] & LINUX_MLOCK_ONFAULT))
 			trace_write_touch(&rc->w, a[0], a[1], TRACE_TOUCH_POPULATE);
 		break;
-	case 151: /* mlockall: MCL_CURRENT populates now, MCL_FUTURE later */
-		if (ret != 0 || (a[0] & 4)) /* MCL_ONFAULT */
+	case LINUX_NR_mlockall: /* MCL_CURRENT populates now, MCL_FUTURE later */
+		if (ret != 0 || (a[0] & LINUX_MCL_ONFAULT))
 			return;
-		if (a[0] & 1)
-			trace_write_touch(&rc->w, 0, TASK_SIZE_X86_64, TRACE_TOUCH_POPULATE);
-		if ((a[0] & 2) && (ps = table_find(&rc->procs, pid, 1)))
+		if (a[0] & LINUX_MCL_CURRENT)
+			trace_write_touch(&rc->w, 0, LINUX_TASK_SIZE, TRACE_TOUCH_POPULATE);
+		if ((a[0] & LINUX_MCL_FUTURE) && (ps = table_find(&rc->procs, pid, 1)))
 			ps->mcl_future = 1;
 		break;
-	case 152: /* munlockall */
+	case LINUX_NR_munlockall:
 		if (ret == 0 && (ps = table_find(&rc->procs, pid, 0)))
 			ps->mcl_future = 0;
 		break;
@@ -265,7 +204,7 @@ static void emit(struct recorder *rc, const struct qev *e)
 	switch (e->type) {
 	case EV_FAULT_USER:
 	case EV_FAULT_KERNEL:
-		if (e->a[0] >= TASK_SIZE_X86_64) {
+		if (e->a[0] >= LINUX_TASK_SIZE) {
 			rc->dropped_high++;
 			return;
 		}
@@ -288,7 +227,7 @@ static void emit(struct recorder *rc, const struct qev *e)
 		memcpy(s->args, e->a + 1, sizeof(s->args));
 		/* the faults of an exec (the loader's, the stack's) are in its
 		 * snapshot; a failed execve ends this at its exit */
-		if ((nr == 59 || nr == 322) && (s = table_find(&rc->procs, pid, 1)))
+		if ((nr == LINUX_NR_execve || nr == LINUX_NR_execveat) && (s = table_find(&rc->procs, pid, 1)))
 			s->exec_pending = 1;
 		return;
 	}
@@ -300,8 +239,8 @@ static void emit(struct recorder *rc, const struct qev *e)
 		if (!s || s->nr != nr)
 			return; /* entered before recording began (the first execve) */
 		memcpy(args, s->args, sizeof(args));
-		table_del(&rc->syscalls, tid);
-		if ((nr == 59 || nr == 322) && ret < 0 && (s = table_find(&rc->procs, pid, 0)))
+		pidtab_del(&rc->syscalls, tid);
+		if ((nr == LINUX_NR_execve || nr == LINUX_NR_execveat) && ret < 0 && (s = table_find(&rc->procs, pid, 0)))
 			s->exec_pending = 0;
 		trace_write_proc(&rc->w, pid);
 		trace_write_syscall(&rc->w, (int)nr, rc->nargs[nr] - 1, args, ret);
@@ -310,7 +249,7 @@ static void emit(struct recorder *rc, const struct qev *e)
 		return;
 	}
 	case EV_NEWTASK:
-		table_del(&rc->ended, (int32_t)e->a[0]); /* a pid used again */
+		pidtab_del(&rc->ended, (int32_t)e->a[0]); /* a pid used again */
 		trace_write_proc(&rc->w, pid);
 		trace_write_fork(&rc->w, (int32_t)e->a[0], e->a[1]);
 		rc->forks++;
@@ -320,17 +259,17 @@ static void emit(struct recorder *rc, const struct qev *e)
 			s->exec_pending = 1;
 		return;
 	case EV_EXIT:
-		table_del(&rc->syscalls, tid);
+		pidtab_del(&rc->syscalls, tid);
 		if (!e->a[0])
 			return; /* a thread; the process goes on */
 		if (table_find(&rc->ended, pid, 0)) {
-			table_del(&rc->ended, pid); /* late: written when reaped */
+			pidtab_del(&rc->ended, pid); /* late: written when reaped */
 			return;
 		}
 		s = table_find(&rc->procs, pid, 0);
 		trace_write_proc(&rc->w, pid);
 		trace_write_exit(&rc->w, s ? s->exit_status : -1);
-		table_del(&rc->procs, pid);
+		pidtab_del(&rc->procs, pid);
 		rc->exits++;
 		return;
 	case QEV_LOST:
@@ -577,7 +516,7 @@ static void end_at_reap(struct recorder *rc, pid_t pid)
 		return; /* written from the tracepoint, or never stopped at exit */
 	trace_write_proc(&rc->w, pid);
 	trace_write_exit(&rc->w, s->exit_status);
-	table_del(&rc->procs, pid);
+	pidtab_del(&rc->procs, pid);
 	table_find(&rc->ended, pid, 1);
 	rc->exits++;
 	rc->exits_at_reap++;
@@ -700,9 +639,9 @@ static int record_abandon(pid_t child, int kill_it, struct recorder *rc, struct 
 static void recorder_free(struct recorder *rc)
 {
 	free(rc->q);
-	free(rc->syscalls.s);
-	free(rc->procs.s);
-	free(rc->ended.s);
+	pidtab_free(&rc->syscalls);
+	pidtab_free(&rc->procs);
+	pidtab_free(&rc->ended);
 	free(rc);
 }
 
@@ -930,6 +869,7 @@ int record_run(struct record_opts *o)
 			free(rc);
 			return msg_error(-ENOMEM, "record");
 		}
+		rc->syscalls = rc->procs = rc->ended = (struct pidtab)PIDTAB_INIT(struct slot, 256);
 		err = rec_tracing_setup(&rc->pp, why, sizeof(why));
 		if (err) {
 			msg_error(0, "record: cannot record: %s", why);
@@ -940,8 +880,8 @@ int record_run(struct record_opts *o)
 		if (rc->pp.mounted && !quiet)
 			fprintf(stderr, "thpsim record: tracefs was not mounted; mounted it on "
 					"%s\n", rc->pp.tracefs);
-		for (int k = 0; k < NR_TRACED; k++)
-			rc->nargs[traced_syscalls[k].nr] = traced_syscalls[k].nargs + 1;
+		for (int k = 0; k < NR_SYSCALLS; k++) /* 0: not traced */
+			rc->nargs[linux_syscalls[k].nr] = linux_syscalls[k].nargs + 1;
 		build_header(h, argv + i, (size_t)ring_mib);
 		err = outfile_open(&of, out, force, why, sizeof(why));
 		if (!err) {
@@ -1002,11 +942,12 @@ int record_run(struct record_opts *o)
 	close(go[0]);
 	close(errp[1]);
 	if (rc) {
-		int traced[NR_TRACED];
+		int traced[NR_SYSCALLS], ntraced = 0;
 
-		for (int k = 0; k < NR_TRACED; k++)
-			traced[k] = traced_syscalls[k].nr;
-		err = rec_perf_open(&rc->pp, child, traced, NR_TRACED, (size_t)ring_mib, why,
+		for (int k = 0; k < NR_SYSCALLS; k++)
+			if (linux_syscalls[k].nargs >= 0)
+				traced[ntraced++] = linux_syscalls[k].nr;
+		err = rec_perf_open(&rc->pp, child, traced, ntraced, (size_t)ring_mib, why,
 				    sizeof(why));
 		if (err) {
 			msg_error(0, "record: cannot record: %s", why);

@@ -60,14 +60,10 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "trace/linux_abi.h"
 #include "util/kprofile.h"
+#include "util/pidtab.h"
 
-#define CLONE_VM 0x100
-#define CLONE_THREAD 0x10000
-#define MAP_TYPE 0x0f
-#define LINUX_MAP_PRIVATE 0x02
-#define LINUX_MAP_ANONYMOUS 0x20
-#define LINUX_MAP_HUGETLB 0x40000
 #define MODEL_MAP_FLAGS (THPS_MAP_GROWSDOWN | THPS_MAP_NORESERVE | THPS_MAP_STACK)
 #define SAMPLE_FIRST_STRIDE 256
 
@@ -90,7 +86,7 @@ const char *replay_skip_desc(int i)
 
 /* A process: its pid and the address space it uses. */
 struct task {
-	int32_t pid; /* 0: empty slot, -1: deleted */
+	int32_t pid; /* the pid table's key */
 	struct replay_mm *mm;
 };
 
@@ -98,8 +94,7 @@ struct replay {
 	thps_machine *m;
 	struct replay_result *res;
 	const struct replay_opts *o;
-	struct task *tasks;
-	size_t ntasks_cap, ntasks_used;
+	struct pidtab tasks;      /* struct task */
 	int32_t cur_pid;
 	struct replay_mm *cur;    /* the current process's address space */
 	uint64_t now_ns;
@@ -142,48 +137,10 @@ __attribute__((format(printf, 2, 3))) static void note(struct replay *r, const c
 	va_end(ap);
 }
 
-/* ---- the pid table ---- */
+/* ---- the tasks, by pid (util/pidtab.h) ---- */
 static struct task *task_find(struct replay *r, int32_t pid, int create)
 {
-	struct task *tomb = NULL;
-
-	if (create && (r->ntasks_used + 1) * 2 > r->ntasks_cap) {
-		size_t cap = r->ntasks_cap ? r->ntasks_cap * 2 : 64;
-		struct task *old = r->tasks, *t = calloc(cap, sizeof(*t));
-		size_t oldcap = r->ntasks_cap;
-
-		if (!t)
-			return NULL;
-		r->tasks = t;
-		r->ntasks_cap = cap;
-		r->ntasks_used = 0;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].pid > 0)
-				*task_find(r, old[i].pid, 1) = old[i];
-		free(old);
-	}
-	if (!r->ntasks_cap)
-		return NULL;
-	for (size_t i = ((size_t)pid * 2654435761u) & (r->ntasks_cap - 1);;
-	     i = (i + 1) & (r->ntasks_cap - 1)) {
-		struct task *t = &r->tasks[i];
-
-		if (t->pid == pid)
-			return t;
-		if (t->pid == -1 && !tomb)
-			tomb = t;
-		if (t->pid == 0) {
-			if (!create)
-				return NULL;
-			if (!tomb) {
-				tomb = t;
-				r->ntasks_used++;
-			}
-			tomb->pid = pid;
-			tomb->mm = NULL;
-			return tomb;
-		}
-	}
+	return pidtab_find(&r->tasks, pid, create ? &(int){ 0 } : NULL);
 }
 
 /* ---- series ---- */
@@ -836,7 +793,7 @@ static void do_fork(struct replay *r, const struct trace_event *ev)
 	thps_proc *child;
 	int err;
 
-	if (ev->clone_flags & CLONE_THREAD)
+	if (ev->clone_flags & LINUX_CLONE_THREAD)
 		return; /* a thread: its accesses are its process's */
 	t = task_find(r, ev->child, 1);
 	if (!t)
@@ -848,7 +805,7 @@ static void do_fork(struct replay *r, const struct trace_event *ev)
 		note(r, "fork by pid %d, which the trace never introduced", ev->pid);
 		return;
 	}
-	if (ev->clone_flags & CLONE_VM) {
+	if (ev->clone_flags & LINUX_CLONE_VM) {
 		/* vfork or posix_spawn: the same address space until exec */
 		parent->users++;
 		t->mm = parent;
@@ -888,7 +845,7 @@ static void do_exit(struct replay *r, const struct trace_event *ev)
 			 : sig < (int)(sizeof(by_signal) / sizeof(by_signal[0])) ? by_signal[sig]
 										: "a signal");
 	t->mm = NULL;
-	t->pid = -1;
+	pidtab_del(&r->tasks, ev->pid);
 	r->cur = NULL;
 }
 
@@ -916,14 +873,14 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, const struct trace_
 	uint64_t addr = (uint64_t)ev->ret, len = ev->args[1], out;
 	int flags = (int)ev->args[3], prot = (int)ev->args[2] & 7, err;
 
-	if ((flags & MAP_TYPE) != LINUX_MAP_PRIVATE || !(flags & LINUX_MAP_ANONYMOUS) ||
+	if ((flags & LINUX_MAP_TYPE) != LINUX_MAP_PRIVATE || !(flags & LINUX_MAP_ANONYMOUS) ||
 	    (flags & LINUX_MAP_HUGETLB)) {
 		/* file-backed, shared or hugetlbfs: whatever the model had there
 		 * was replaced */
 		count_skip(r, REPLAY_SKIP_mmap_foreign);
 		thps_munmap(mm->proc, addr, len);
 		foreign_add(mm, addr, addr + ((len + 4095) & ~4095ULL),
-			    (flags & MAP_TYPE) == LINUX_MAP_PRIVATE && !(flags & LINUX_MAP_ANONYMOUS));
+			    (flags & LINUX_MAP_TYPE) == LINUX_MAP_PRIVATE && !(flags & LINUX_MAP_ANONYMOUS));
 		return;
 	}
 	foreign_remove(mm, addr, addr + ((len + 4095) & ~4095ULL));
@@ -988,32 +945,33 @@ static void sys_madvise(struct replay *r, struct replay_mm *mm, const struct tra
 	int advice = (int)ev->args[2], model, err;
 
 	switch (advice) {
-	case 4:   /* MADV_DONTNEED */
-	case 24:  /* MADV_DONTNEED_LOCKED */
-	case 102: /* MADV_GUARD_INSTALL zaps the range too */
+	case LINUX_MADV_DONTNEED:
+	case LINUX_MADV_DONTNEED_LOCKED:
+	case LINUX_MADV_GUARD_INSTALL: /* zaps the range too */
 		model = THPS_MADV_DONTNEED;
 		break;
-	case 8:
+	case LINUX_MADV_FREE:
 		model = THPS_MADV_FREE;
 		break;
-	case 14:
+	case LINUX_MADV_HUGEPAGE:
 		model = THPS_MADV_HUGEPAGE;
 		break;
-	case 15:
+	case LINUX_MADV_NOHUGEPAGE:
 		model = THPS_MADV_NOHUGEPAGE;
 		break;
-	case THPS_MADV_COLLAPSE:
+	case LINUX_MADV_COLLAPSE:
 		sys_madvise_collapse(r, mm, ev);
 		return;
-	case 0: case 1: case 2: case 3: /* NORMAL, RANDOM, SEQUENTIAL, WILLNEED */
-	case 16: case 17:                /* DONTDUMP, DODUMP */
-	case 20: case 21:                /* COLD, PAGEOUT: no swap here */
-	case 22: case 23:                /* POPULATE_*: TOUCH records do it */
-	case 103:                        /* GUARD_REMOVE */
+	case LINUX_MADV_NORMAL: case LINUX_MADV_RANDOM:
+	case LINUX_MADV_SEQUENTIAL: case LINUX_MADV_WILLNEED:
+	case LINUX_MADV_DONTDUMP: case LINUX_MADV_DODUMP:
+	case LINUX_MADV_COLD: case LINUX_MADV_PAGEOUT:             /* no swap here */
+	case LINUX_MADV_POPULATE_READ: case LINUX_MADV_POPULATE_WRITE: /* TOUCH records do it */
+	case LINUX_MADV_GUARD_REMOVE:
 		return;
 	default: /* DONTFORK, WIPEONFORK, MERGEABLE, ... */
 		count_skip(r, REPLAY_SKIP_call_unmodelled);
-		if (advice == 10 || advice == 18)
+		if (advice == LINUX_MADV_DONTFORK || advice == LINUX_MADV_WIPEONFORK)
 			note(r, "madvise advice %d (DONTFORK/WIPEONFORK) is not modelled", advice);
 		return;
 	}
@@ -1034,22 +992,22 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 		return;
 	/* failed in the kernel: nothing changed (brk answers with the break;
 	 * MADV_COLLAPSE may have collapsed part of its range) */
-	if (ev->ret < 0 && ev->ret > -4096 && ev->nr != 12 &&
-	    !(ev->nr == 28 && ev->args[2] == THPS_MADV_COLLAPSE))
+	if (ev->ret < 0 && ev->ret > -4096 && ev->nr != LINUX_NR_brk &&
+	    !(ev->nr == LINUX_NR_madvise && ev->args[2] == LINUX_MADV_COLLAPSE))
 		return;
 	set_pending_brk(r, mm);
 	switch (ev->nr) {
-	case 9:
+	case LINUX_NR_mmap:
 		sys_mmap(r, mm, ev);
 		break;
-	case 11: /* munmap */
+	case LINUX_NR_munmap:
 		foreign_remove(mm, ev->args[0], ev->args[0] + ev->args[1]);
 		err = thps_munmap(mm->proc, ev->args[0], ev->args[1]);
 		if (err)
 			model_failed(r, "munmap", err);
 		break;
-	case 10:  /* mprotect */
-	case 329: /* pkey_mprotect */
+	case LINUX_NR_mprotect:
+	case LINUX_NR_pkey_mprotect:
 		err = thps_mprotect(mm->proc, ev->args[0], ev->args[1], (int)ev->args[2] & 7);
 		if (err == -ENOMEM)
 			err = for_each_piece(r, mm->proc, ev->args[0], ev->args[1], PIECE_MPROTECT,
@@ -1057,13 +1015,13 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 		if (err && err != -ENOMEM)
 			model_failed(r, "mprotect", err);
 		break;
-	case 25:
+	case LINUX_NR_mremap:
 		sys_mremap(r, mm, ev);
 		break;
-	case 28:
+	case LINUX_NR_madvise:
 		sys_madvise(r, mm, ev);
 		break;
-	case 12: { /* brk */
+	case LINUX_NR_brk: {
 		uint64_t out = 0;
 
 		if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
@@ -1078,8 +1036,8 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 		}
 		break;
 	}
-	case 157: /* prctl */
-		if (ev->args[0] == 41) { /* PR_SET_THP_DISABLE */
+	case LINUX_NR_prctl:
+		if (ev->args[0] == LINUX_PR_SET_THP_DISABLE) {
 			if (ev->args[1] && ev->args[2]) {
 				count_skip(r, REPLAY_SKIP_call_unmodelled);
 				note(r, "prctl(PR_SET_THP_DISABLE) with flags %#llx is not modelled",
@@ -1089,10 +1047,10 @@ static void do_syscall(struct replay *r, const struct trace_event *ev)
 			}
 		}
 		break;
-	case 30: /* shmat: System V shared memory */
+	case LINUX_NR_shmat: /* System V shared memory */
 		count_skip(r, REPLAY_SKIP_mmap_foreign);
 		break;
-	case 440: /* process_madvise */
+	case LINUX_NR_process_madvise:
 		count_skip(r, REPLAY_SKIP_call_unmodelled);
 		note(r, "process_madvise is not modelled");
 		break;
@@ -1139,19 +1097,13 @@ static int apply_knobs(struct replay *r, const struct trace_header *h, char *err
 				     thps_last_error(r->m));
 		}
 	}
-	for (int i = 0; i < r->o->nknobs; i++) {
-		/* thpsim/kernel=auto: the running kernel's profile, as detected */
-		if (!strcmp(r->o->knob_name[i], "thpsim/kernel") &&
-		    !strcmp(r->o->knob_value[i], "auto")) {
-			if (kprofile_apply(kprofile_host(), r->m)) {
-				snprintf(err, errlen, "thpsim/kernel=auto: %s", thps_last_error(r->m));
-				return -EINVAL;
-			}
-			continue;
-		}
-		if (thps_knob_set(r->m, r->o->knob_name[i], r->o->knob_value[i])) {
-			snprintf(err, errlen, "%s=%s: %s", r->o->knob_name[i], r->o->knob_value[i],
-				 thps_last_error(r->m));
+	{
+		int bad;
+
+		/* the options' (thpsim/kernel=auto: the running kernel's profile) */
+		if (knob_sets_apply(r->m, &r->o->knobs, &bad)) {
+			snprintf(err, errlen, "%s=%s: %s", r->o->knobs.name[bad],
+				 r->o->knobs.value[bad], thps_last_error(r->m));
 			return -EINVAL;
 		}
 	}
@@ -1295,7 +1247,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 {
 	struct trace_reader *tr = malloc(sizeof(*tr));
 	struct trace_event *ev = malloc(sizeof(*ev));
-	struct replay r = { 0 };
+	struct replay r = { .tasks = PIDTAB_INIT(struct task, 64) };
 	struct thps_config cfg = { .ram_bytes = o->ram_bytes ? o->ram_bytes : 64ULL << 30 };
 	struct stat st;
 	const char *v;
@@ -1458,7 +1410,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 out:
 	res->seconds = wall() - r.t_start;
 	thps_machine_free(r.m);
-	free(r.tasks);
+	pidtab_free(&r.tasks);
 	trace_reader_close(tr);
 	free(tr);
 	free(ev);

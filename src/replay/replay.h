@@ -30,9 +30,10 @@
 
 #include "thpsim.h"
 #include "trace/trace.h"
+#include "util/knobs.h"
 
 #define REPLAY_SERIES_MAX 256
-#define REPLAY_MAX_KNOBS 64
+#define REPLAY_MAX_KNOBS 64 /* the knobs in force a result lists */
 
 struct replay_point {
 	uint64_t t_ns;
@@ -101,10 +102,8 @@ struct replay_mm {
 
 struct replay_opts {
 	/* knobs, applied after the recording machine's settings (unless
-	 * no_trace_knobs): name and value pairs */
-	int nknobs;
-	const char *knob_name[REPLAY_MAX_KNOBS];
-	const char *knob_value[REPLAY_MAX_KNOBS];
+	 * no_trace_knobs) */
+	struct knob_sets knobs;
 	int no_trace_knobs;
 	uint64_t ram_bytes;      /* 0: 64 GiB (committed only as used) */
 	int progress;            /* report progress on stderr */

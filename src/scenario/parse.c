@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "scenario.h"
+#include "verbs.h"
 
 const char *const scn_page_state_names[NR_PAGE_STATES] = { "none", "zero", "huge-zero", "thp",
 							   "page" };
@@ -417,21 +418,21 @@ static int check_knob(struct parser *p, const char *knob, const char *value, int
 	return 0;
 }
 
+static const struct scn_verb *find_verb(const struct tok *t);
+
 /* "when KNOB=VALUE[,KNOB!=VALUE]...": the conditions into st->when, the
  * two words taken off the line.  Only steps that change no process or
  * region may be guarded, so every profile runs the same structure. */
 static int parse_when(struct parser *p, struct scn_step *st)
 {
-	static const char *const guardable[] = { "expect", "report", "read", "write", "shrink",
-						 "madvise" };
 	const struct tok *c = &p->t[1];
-	int ok = 0;
+	const struct scn_verb *v;
 
 	if (p->nt < 3)
 		return perr(p, 1, "usage: when KNOB=VALUE[,KNOB!=VALUE]... STEP");
-	for (size_t i = 0; i < sizeof(guardable) / sizeof(guardable[0]); i++)
-		ok |= tok_is(&p->t[2], guardable[i]);
-	if (!ok)
+	v = find_verb(&p->t[2]);
+	/* the message names the SCN_VERB_GUARD rows of scn_verbs */
+	if (!v || !(v->flags & SCN_VERB_GUARD))
 		return perr(p, p->t[2].col,
 			    "'when' guards expect, report, read, write, shrink and madvise only, not '%.*s'",
 			    p->t[2].len, p->t[2].s);
@@ -473,290 +474,395 @@ int scn_guard_holds(const struct scn_step *st, thps_machine *m)
 	return 1;
 }
 
-static int parse_line(struct parser *p, struct scn_step *st)
+static int parse_set(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+
+	if (expect_args(p, 3, 3, "set KNOB VALUE"))
+		return -1;
+	tok_copy(&t[1], st->knob, sizeof(st->knob));
+	tok_copy(&t[2], st->knob_value, sizeof(st->knob_value));
+	if (check_knob(p, st->knob, st->knob_value, t[1].col, t[2].col))
+		return -1;
+	if (p->seen_op)
+		p->s->has_late_set = 1;
+	else
+		p->s->nsets_before_ops++;
+	return 0;
+}
+
+static int parse_scenario(struct parser *p, struct scn_step *st)
+{
+	(void)st;
+	if (p->nt < 2)
+		return perr(p, 1, "usage: scenario NAME");
+	tok_copy(&p->t[1], p->s->name, sizeof(p->s->name));
+	return 1; /* no step */
+}
+
+static int parse_mmap(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+
+	st->prot = THPS_PROT_READ | THPS_PROT_WRITE;
+	if (p->nt < 3)
+		return perr(p, 1, "usage: mmap REGION SIZE [align=SIZE] [prot=PROT] [fixed=REGION+OFF]");
+	if (new_region(p, 1, &st->region) || tok_size(p, 2, "a size", &st->len))
+		return -1;
+	if (!st->len)
+		return perr(p, t[2].col, "a mapping needs a size above 0");
+	for (int i = 3; i < p->nt; i++) {
+		const char *v;
+		int vl;
+
+		if (opt_value(&t[i], "align", &v, &vl)) {
+			if (parse_size(v, vl, &st->align) || (st->align & (st->align - 1)))
+				return perr(p, t[i].col, "align= takes a power of two like 2M");
+		} else if (opt_value(&t[i], "prot", &v, &vl)) {
+			struct tok pt = { v, vl, t[i].col + 5 };
+
+			if (parse_prot(p, &pt, &st->prot))
+				return -1;
+		} else if (opt_value(&t[i], "fixed", &v, &vl)) {
+			if (parse_region_off(p, v, vl, t[i].col + 6, &st->region2, &st->off2))
+				return -1;
+			st->flags = 1;
+		} else {
+			return perr(p, t[i].col, "expected align=, prot= or fixed=, got '%.*s'",
+				    t[i].len, t[i].s);
+		}
+	}
+	p->region_len[st->region] = st->len;
+	p->region_line[p->cur_proc][st->region] = p->line;
+	return 0;
+}
+
+static int parse_munmap(struct parser *p, struct scn_step *st)
+{
+	if (expect_args(p, 2, 4, "munmap REGION [OFF [LEN]]") || tok_region(p, 1, &st->region))
+		return -1;
+	st->len = p->region_len[st->region];
+	if (p->nt > 2 && tok_size(p, 2, "an offset", &st->off))
+		return -1;
+	if (p->nt > 3 && tok_size(p, 3, "a length", &st->len))
+		return -1;
+	else if (p->nt == 3)
+		st->len = st->len > st->off ? st->len - st->off : 0;
+	if (p->nt == 2)
+		p->region_line[p->cur_proc][st->region] = 0; /* the name is free */
+	return 0;
+}
+
+static int parse_mprotect(struct parser *p, struct scn_step *st)
+{
+	if (expect_args(p, 5, 5, "mprotect REGION OFF LEN PROT") || tok_region(p, 1, &st->region) ||
+	    tok_size(p, 2, "an offset", &st->off) || tok_size(p, 3, "a length", &st->len))
+		return -1;
+	return parse_prot(p, &p->t[4], &st->prot);
+}
+
+static int parse_madvise(struct parser *p, struct scn_step *st)
+{
+	static const struct {
+		const char *n;
+		int a;
+	} adv[] = { { "hugepage", THPS_MADV_HUGEPAGE }, { "nohugepage", THPS_MADV_NOHUGEPAGE },
+		    { "dontneed", THPS_MADV_DONTNEED }, { "free", THPS_MADV_FREE },
+		    { "normal", THPS_MADV_NORMAL }, { "collapse", THPS_MADV_COLLAPSE } };
+	/* the errors a scenario may expect (err=), by their C names */
+	static const struct {
+		const char *n;
+		int e;
+	} errs[] = { { "EINVAL", EINVAL }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN },
+		     { "EBUSY", EBUSY }, { "EPERM", EPERM }, { "EFAULT", EFAULT } };
+	struct tok *t = p->t;
+	size_t k;
+
+	if (expect_args(p, 5, 6,
+			"madvise REGION OFF LEN hugepage|nohugepage|dontneed|free|normal|collapse "
+			"[err=ERRNO]") ||
+	    tok_region(p, 1, &st->region) || tok_size(p, 2, "an offset", &st->off) ||
+	    tok_size(p, 3, "a length", &st->len))
+		return -1;
+	for (k = 0; k < sizeof(adv) / sizeof(adv[0]); k++)
+		if (tok_is(&t[4], adv[k].n))
+			break;
+	if (k == sizeof(adv) / sizeof(adv[0]))
+		return perr(p, t[4].col,
+			    "expected hugepage, nohugepage, dontneed, free, normal or collapse, got '%.*s'",
+			    t[4].len, t[4].s);
+	st->advice = adv[k].a;
+	if (p->nt == 6) {
+		const char *v;
+		int vl;
+
+		if (!opt_value(&t[5], "err", &v, &vl))
+			return perr(p, t[5].col, "expected err=ERRNO, got '%.*s'", t[5].len, t[5].s);
+		for (k = 0; k < sizeof(errs) / sizeof(errs[0]); k++)
+			if ((int)strlen(errs[k].n) == vl && !memcmp(errs[k].n, v, (size_t)vl))
+				break;
+		if (k == sizeof(errs) / sizeof(errs[0]))
+			return perr(p, t[5].col + 4,
+				    "expected EINVAL, ENOMEM, EAGAIN, EBUSY, EPERM or EFAULT, got '%.*s'",
+				    vl, v);
+		st->has_err = 1;
+		st->err = errs[k].e;
+	}
+	return 0;
+}
+
+static int parse_mremap(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+
+	if (p->nt < 4)
+		return perr(p, 1, "usage: mremap REGION OLDLEN NEWLEN [maymove] [fixed=REGION+OFF]");
+	if (tok_region(p, 1, &st->region) || tok_size(p, 2, "the old length", &st->len) ||
+	    tok_size(p, 3, "the new length", &st->len2))
+		return -1;
+	for (int i = 4; i < p->nt; i++) {
+		const char *v;
+		int vl;
+
+		if (tok_is(&t[i], "maymove")) {
+			st->flags |= THPS_MREMAP_MAYMOVE;
+		} else if (opt_value(&t[i], "fixed", &v, &vl)) {
+			if (parse_region_off(p, v, vl, t[i].col + 6, &st->region2, &st->off2))
+				return -1;
+			st->flags |= THPS_MREMAP_FIXED | THPS_MREMAP_MAYMOVE;
+		} else {
+			return perr(p, t[i].col, "expected maymove or fixed=REGION+OFF, got '%.*s'",
+				    t[i].len, t[i].s);
+		}
+	}
+	p->region_len[st->region] = st->len2;
+	return 0;
+}
+
+/* read and write */
+static int parse_touch(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+	int w = st->op == SCN_WRITE;
+
+	st->step = 1;
+	st->value = w ? 1 : 0;
+	if (p->nt < 4)
+		return perr(p, 1, "usage: %s REGION OFF LEN [step=SIZE] [%s=BYTE]", w ? "write" : "read",
+			    w ? "value" : "expect");
+	if (tok_region(p, 1, &st->region) || tok_size(p, 2, "an offset", &st->off) ||
+	    tok_size(p, 3, "a length", &st->len))
+		return -1;
+	for (int i = 4; i < p->nt; i++) {
+		const char *v;
+		int vl;
+
+		if (opt_value(&t[i], "step", &v, &vl)) {
+			if (parse_size(v, vl, &st->step) || !st->step)
+				return perr(p, t[i].col, "step= takes a size above 0 like 4K");
+		} else if (opt_value(&t[i], w ? "value" : "expect", &v, &vl)) {
+			if (parse_byte(p, v, vl, t[i].col, &st->value))
+				return -1;
+			st->has_value = 1;
+		} else {
+			return perr(p, t[i].col, "expected step= or %s=, got '%.*s'",
+				    w ? "value" : "expect", t[i].len, t[i].s);
+		}
+	}
+	return 0;
+}
+
+static int parse_fork(struct parser *p, struct scn_step *st)
 {
 	struct tok *t = p->t;
 	struct scenario *s = p->s;
 
-	if (tok_is(t, "when") && parse_when(p, st))
+	if (expect_args(p, 2, 2, "fork NAME"))
+		return -1;
+	if (!valid_name(&t[1]) || find_name(s->procs, s->nprocs, &t[1]) >= 0)
+		return perr(p, t[1].col, "expected a new process name, got '%.*s'", t[1].len, t[1].s);
+	if (s->nprocs >= SCN_MAX_PROCS)
+		return perr(p, t[1].col, "too many processes (at most %d)", SCN_MAX_PROCS);
+	st->child = s->nprocs++;
+	tok_copy(&t[1], s->procs[st->child], SCN_NAME_MAX);
+	memcpy(p->region_line[st->child], p->region_line[p->cur_proc], sizeof(p->region_line[0]));
+	return 0;
+}
+
+static int parse_proc(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+	int q;
+
+	(void)st;
+	if (expect_args(p, 2, 2, "proc NAME"))
+		return -1;
+	q = find_name(p->s->procs, p->s->nprocs, &t[1]);
+	if (q < 0)
+		return perr(p, t[1].col, "unknown process '%.*s' (fork it first)", t[1].len, t[1].s);
+	if (p->exited[q])
+		return perr(p, t[1].col, "process '%.*s' has exited", t[1].len, t[1].s);
+	p->cur_proc = q;
+	return 1; /* no step */
+}
+
+static int parse_exit(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+	struct scenario *s = p->s;
+
+	if (expect_args(p, 1, 2, "exit [NAME]"))
+		return -1;
+	if (p->nt == 2) {
+		st->proc = find_name(s->procs, s->nprocs, &t[1]);
+		if (st->proc < 0)
+			return perr(p, t[1].col, "unknown process '%.*s'", t[1].len, t[1].s);
+		if (check_proc_alive(p, st->proc))
+			return -1;
+	}
+	p->exited[st->proc] = 1;
+	if (st->proc == p->cur_proc)
+		for (int q = 0; q < s->nprocs; q++)
+			if (!p->exited[q]) {
+				p->cur_proc = q;
+				break;
+			}
+	return 0;
+}
+
+static int parse_shrink(struct parser *p, struct scn_step *st)
+{
+	(void)st;
+	return expect_args(p, 1, 1, "shrink");
+}
+
+static int parse_khugepaged(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+	const char *v;
+	int vlen;
+
+	if (expect_args(p, 2, 2, "khugepaged scans=N"))
+		return -1;
+	if (!opt_value(&t[1], "scans", &v, &vlen) || parse_size(v, vlen, &st->scans) ||
+	    st->scans < 1 || st->scans > 100)
+		return perr(p, t[1].col, "expected scans=N (1..100 full scans), got '%.*s'", t[1].len,
+			    t[1].s);
+	return 0;
+}
+
+static int parse_prctl(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+
+	if (expect_args(p, 3, 3, "prctl thp_disable 0|1") || !tok_is(&t[1], "thp_disable"))
+		return perr(p, t[1 < p->nt ? 1 : 0].col, "usage: prctl thp_disable 0|1");
+	if (!tok_is(&t[2], "0") && !tok_is(&t[2], "1"))
+		return perr(p, t[2].col, "expected 0 or 1");
+	st->value = tok_is(&t[2], "1");
+	return 0;
+}
+
+static int parse_report(struct parser *p, struct scn_step *st)
+{
+	struct tok *t = p->t;
+
+	if (p->nt > 1) {
+		size_t n = (size_t)(t[p->nt - 1].s + t[p->nt - 1].len - t[1].s);
+
+		if (n >= sizeof(st->knob))
+			n = sizeof(st->knob) - 1;
+		memcpy(st->knob, t[1].s, n);
+		st->knob[n] = 0;
+	}
+	return 0;
+}
+
+/*
+ * The verbs (verbs.h), in the order the "unknown step" message names them.
+ * Rows of a step are in enum scn_op order, so scn_verb() indexes them.
+ */
+#define OP SCN_VERB_OP
+#define GUARD SCN_VERB_GUARD
+#define INERT SCN_VERB_INERT
+static const struct scn_verb scn_verbs[] = {
+	{ "set", SCN_SET, INERT, parse_set, scn_model_set, NULL, NULL },
+	{ "mmap", SCN_MMAP, OP, parse_mmap, scn_model_mmap, scn_kernel_in_worker, scn_worker_mmap },
+	{ "munmap", SCN_MUNMAP, OP, parse_munmap, scn_model_munmap, scn_kernel_in_worker,
+	  scn_worker_munmap },
+	{ "mprotect", SCN_MPROTECT, OP, parse_mprotect, scn_model_mprotect, scn_kernel_in_worker,
+	  scn_worker_mprotect },
+	{ "madvise", SCN_MADVISE, OP | GUARD, parse_madvise, scn_model_madvise,
+	  scn_kernel_in_worker, scn_worker_madvise },
+	{ "mremap", SCN_MREMAP, OP, parse_mremap, scn_model_mremap, scn_kernel_in_worker,
+	  scn_worker_mremap },
+	{ "read", SCN_READ, OP | GUARD, parse_touch, scn_model_touch, scn_kernel_read,
+	  scn_worker_read },
+	{ "write", SCN_WRITE, OP | GUARD, parse_touch, scn_model_touch, scn_kernel_in_worker,
+	  scn_worker_write },
+	{ "fork", SCN_FORK, OP | SCN_VERB_NO_MINFLT, parse_fork, scn_model_fork, scn_kernel_fork,
+	  scn_worker_fork },
+	{ "proc", SCN_PROC, OP | INERT, parse_proc, NULL, NULL, NULL },
+	{ "exit", SCN_EXIT, OP, parse_exit, scn_model_exit, scn_kernel_exit, scn_worker_exit },
+	{ "shrink", SCN_SHRINK, OP | GUARD, parse_shrink, scn_model_shrink, scn_kernel_shrink, NULL },
+	{ "khugepaged", SCN_KHUGEPAGED, OP, parse_khugepaged, scn_model_khugepaged,
+	  scn_kernel_khugepaged, NULL },
+	{ "prctl", SCN_PRCTL, OP, parse_prctl, scn_model_prctl, scn_kernel_in_worker,
+	  scn_worker_prctl },
+	{ "expect", SCN_EXPECT, OP | GUARD | INERT, parse_expect, scn_model_expect,
+	  scn_kernel_expect, NULL },
+	{ "report", SCN_REPORT, OP | GUARD | INERT, parse_report, scn_model_report,
+	  scn_kernel_report, NULL },
+	{ "scenario", NR_SCN_OPS, SCN_VERB_UNLISTED, parse_scenario, NULL, NULL, NULL },
+};
+#undef OP
+#undef GUARD
+#undef INERT
+#define NR_VERBS ((int)(sizeof(scn_verbs) / sizeof(scn_verbs[0])))
+
+const struct scn_verb *scn_verb(enum scn_op op)
+{
+	return (int)op >= 0 && op < NR_SCN_OPS ? &scn_verbs[op] : NULL;
+}
+
+static const struct scn_verb *find_verb(const struct tok *t)
+{
+	for (int i = 0; i < NR_VERBS; i++)
+		if (tok_is(t, scn_verbs[i].name))
+			return &scn_verbs[i];
+	return NULL;
+}
+
+static int unknown_verb(struct parser *p)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (int i = 0; i < NR_VERBS && n < sizeof(list); i++)
+		if (!(scn_verbs[i].flags & SCN_VERB_UNLISTED))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s, ", scn_verbs[i].name);
+	return perr(p, p->t->col, "unknown step '%.*s' (expected %swhen)", p->t->len, p->t->s,
+		    n < sizeof(list) ? list : "");
+}
+
+static int parse_line(struct parser *p, struct scn_step *st)
+{
+	const struct scn_verb *v;
+
+	if (tok_is(p->t, "when") && parse_when(p, st))
 		return -1;
 	st->proc = p->cur_proc;
 	st->region = st->region2 = -1;
-	if (tok_is(t, "set")) {
-		if (expect_args(p, 3, 3, "set KNOB VALUE"))
+	v = find_verb(p->t);
+	if (!v || (v->flags & SCN_VERB_OP)) {
+		p->seen_op = 1;
+		if (check_proc_alive(p, p->cur_proc))
 			return -1;
-		st->op = SCN_SET;
-		tok_copy(&t[1], st->knob, sizeof(st->knob));
-		tok_copy(&t[2], st->knob_value, sizeof(st->knob_value));
-		if (check_knob(p, st->knob, st->knob_value, t[1].col, t[2].col))
-			return -1;
-		if (p->seen_op)
-			s->has_late_set = 1;
-		else
-			s->nsets_before_ops++;
-		return 0;
 	}
-	if (tok_is(t, "scenario")) {
-		if (p->nt < 2)
-			return perr(p, 1, "usage: scenario NAME");
-		tok_copy(&t[1], s->name, sizeof(s->name));
-		return 1; /* no step */
-	}
-	p->seen_op = 1;
-	if (check_proc_alive(p, p->cur_proc))
-		return -1;
-	if (tok_is(t, "mmap")) {
-		st->op = SCN_MMAP;
-		st->prot = THPS_PROT_READ | THPS_PROT_WRITE;
-		if (p->nt < 3)
-			return perr(p, 1, "usage: mmap REGION SIZE [align=SIZE] [prot=PROT] [fixed=REGION+OFF]");
-		if (new_region(p, 1, &st->region) || tok_size(p, 2, "a size", &st->len))
-			return -1;
-		if (!st->len)
-			return perr(p, t[2].col, "a mapping needs a size above 0");
-		for (int i = 3; i < p->nt; i++) {
-			const char *v;
-			int vl;
-
-			if (opt_value(&t[i], "align", &v, &vl)) {
-				if (parse_size(v, vl, &st->align) || (st->align & (st->align - 1)))
-					return perr(p, t[i].col, "align= takes a power of two like 2M");
-			} else if (opt_value(&t[i], "prot", &v, &vl)) {
-				struct tok pt = { v, vl, t[i].col + 5 };
-
-				if (parse_prot(p, &pt, &st->prot))
-					return -1;
-			} else if (opt_value(&t[i], "fixed", &v, &vl)) {
-				if (parse_region_off(p, v, vl, t[i].col + 6, &st->region2, &st->off2))
-					return -1;
-				st->flags = 1;
-			} else {
-				return perr(p, t[i].col, "expected align=, prot= or fixed=, got '%.*s'",
-					    t[i].len, t[i].s);
-			}
-		}
-		p->region_len[st->region] = st->len;
-		p->region_line[p->cur_proc][st->region] = p->line;
-		return 0;
-	}
-	if (tok_is(t, "munmap")) {
-		st->op = SCN_MUNMAP;
-		if (expect_args(p, 2, 4, "munmap REGION [OFF [LEN]]") || tok_region(p, 1, &st->region))
-			return -1;
-		st->len = p->region_len[st->region];
-		if (p->nt > 2 && tok_size(p, 2, "an offset", &st->off))
-			return -1;
-		if (p->nt > 3 && tok_size(p, 3, "a length", &st->len))
-			return -1;
-		else if (p->nt == 3)
-			st->len = st->len > st->off ? st->len - st->off : 0;
-		if (p->nt == 2)
-			p->region_line[p->cur_proc][st->region] = 0; /* the name is free */
-		return 0;
-	}
-	if (tok_is(t, "mprotect")) {
-		st->op = SCN_MPROTECT;
-		if (expect_args(p, 5, 5, "mprotect REGION OFF LEN PROT") || tok_region(p, 1, &st->region) ||
-		    tok_size(p, 2, "an offset", &st->off) || tok_size(p, 3, "a length", &st->len))
-			return -1;
-		return parse_prot(p, &t[4], &st->prot);
-	}
-	if (tok_is(t, "madvise")) {
-		static const struct {
-			const char *n;
-			int a;
-		} adv[] = { { "hugepage", THPS_MADV_HUGEPAGE }, { "nohugepage", THPS_MADV_NOHUGEPAGE },
-			    { "dontneed", THPS_MADV_DONTNEED }, { "free", THPS_MADV_FREE },
-			    { "normal", THPS_MADV_NORMAL }, { "collapse", THPS_MADV_COLLAPSE } };
-		/* the errors a scenario may expect (err=), by their C names */
-		static const struct {
-			const char *n;
-			int e;
-		} errs[] = { { "EINVAL", EINVAL }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN },
-			     { "EBUSY", EBUSY }, { "EPERM", EPERM }, { "EFAULT", EFAULT } };
-		size_t k;
-
-		st->op = SCN_MADVISE;
-		if (expect_args(p, 5, 6,
-				"madvise REGION OFF LEN hugepage|nohugepage|dontneed|free|normal|collapse "
-				"[err=ERRNO]") ||
-		    tok_region(p, 1, &st->region) || tok_size(p, 2, "an offset", &st->off) ||
-		    tok_size(p, 3, "a length", &st->len))
-			return -1;
-		for (k = 0; k < sizeof(adv) / sizeof(adv[0]); k++)
-			if (tok_is(&t[4], adv[k].n))
-				break;
-		if (k == sizeof(adv) / sizeof(adv[0]))
-			return perr(p, t[4].col,
-				    "expected hugepage, nohugepage, dontneed, free, normal or collapse, got '%.*s'",
-				    t[4].len, t[4].s);
-		st->advice = adv[k].a;
-		if (p->nt == 6) {
-			const char *v;
-			int vl;
-
-			if (!opt_value(&t[5], "err", &v, &vl))
-				return perr(p, t[5].col, "expected err=ERRNO, got '%.*s'", t[5].len, t[5].s);
-			for (k = 0; k < sizeof(errs) / sizeof(errs[0]); k++)
-				if ((int)strlen(errs[k].n) == vl && !memcmp(errs[k].n, v, (size_t)vl))
-					break;
-			if (k == sizeof(errs) / sizeof(errs[0]))
-				return perr(p, t[5].col + 4,
-					    "expected EINVAL, ENOMEM, EAGAIN, EBUSY, EPERM or EFAULT, got '%.*s'",
-					    vl, v);
-			st->has_err = 1;
-			st->err = errs[k].e;
-		}
-		return 0;
-	}
-	if (tok_is(t, "mremap")) {
-		st->op = SCN_MREMAP;
-		if (p->nt < 4)
-			return perr(p, 1, "usage: mremap REGION OLDLEN NEWLEN [maymove] [fixed=REGION+OFF]");
-		if (tok_region(p, 1, &st->region) || tok_size(p, 2, "the old length", &st->len) ||
-		    tok_size(p, 3, "the new length", &st->len2))
-			return -1;
-		for (int i = 4; i < p->nt; i++) {
-			const char *v;
-			int vl;
-
-			if (tok_is(&t[i], "maymove")) {
-				st->flags |= THPS_MREMAP_MAYMOVE;
-			} else if (opt_value(&t[i], "fixed", &v, &vl)) {
-				if (parse_region_off(p, v, vl, t[i].col + 6, &st->region2, &st->off2))
-					return -1;
-				st->flags |= THPS_MREMAP_FIXED | THPS_MREMAP_MAYMOVE;
-			} else {
-				return perr(p, t[i].col, "expected maymove or fixed=REGION+OFF, got '%.*s'",
-					    t[i].len, t[i].s);
-			}
-		}
-		p->region_len[st->region] = st->len2;
-		return 0;
-	}
-	if (tok_is(t, "read") || tok_is(t, "write")) {
-		int w = tok_is(t, "write");
-
-		st->op = w ? SCN_WRITE : SCN_READ;
-		st->step = 1;
-		st->value = w ? 1 : 0;
-		if (p->nt < 4)
-			return perr(p, 1, "usage: %s REGION OFF LEN [step=SIZE] [%s=BYTE]", w ? "write" : "read",
-				    w ? "value" : "expect");
-		if (tok_region(p, 1, &st->region) || tok_size(p, 2, "an offset", &st->off) ||
-		    tok_size(p, 3, "a length", &st->len))
-			return -1;
-		for (int i = 4; i < p->nt; i++) {
-			const char *v;
-			int vl;
-
-			if (opt_value(&t[i], "step", &v, &vl)) {
-				if (parse_size(v, vl, &st->step) || !st->step)
-					return perr(p, t[i].col, "step= takes a size above 0 like 4K");
-			} else if (opt_value(&t[i], w ? "value" : "expect", &v, &vl)) {
-				if (parse_byte(p, v, vl, t[i].col, &st->value))
-					return -1;
-				st->has_value = 1;
-			} else {
-				return perr(p, t[i].col, "expected step= or %s=, got '%.*s'",
-					    w ? "value" : "expect", t[i].len, t[i].s);
-			}
-		}
-		return 0;
-	}
-	if (tok_is(t, "fork")) {
-		st->op = SCN_FORK;
-		if (expect_args(p, 2, 2, "fork NAME"))
-			return -1;
-		if (!valid_name(&t[1]) || find_name(s->procs, s->nprocs, &t[1]) >= 0)
-			return perr(p, t[1].col, "expected a new process name, got '%.*s'", t[1].len, t[1].s);
-		if (s->nprocs >= SCN_MAX_PROCS)
-			return perr(p, t[1].col, "too many processes (at most %d)", SCN_MAX_PROCS);
-		st->child = s->nprocs++;
-		tok_copy(&t[1], s->procs[st->child], SCN_NAME_MAX);
-		memcpy(p->region_line[st->child], p->region_line[p->cur_proc],
-		       sizeof(p->region_line[0]));
-		return 0;
-	}
-	if (tok_is(t, "proc")) {
-		int q;
-
-		if (expect_args(p, 2, 2, "proc NAME"))
-			return -1;
-		q = find_name(s->procs, s->nprocs, &t[1]);
-		if (q < 0)
-			return perr(p, t[1].col, "unknown process '%.*s' (fork it first)", t[1].len, t[1].s);
-		if (p->exited[q])
-			return perr(p, t[1].col, "process '%.*s' has exited", t[1].len, t[1].s);
-		p->cur_proc = q;
-		return 1;
-	}
-	if (tok_is(t, "exit")) {
-		st->op = SCN_EXIT;
-		if (expect_args(p, 1, 2, "exit [NAME]"))
-			return -1;
-		if (p->nt == 2) {
-			st->proc = find_name(s->procs, s->nprocs, &t[1]);
-			if (st->proc < 0)
-				return perr(p, t[1].col, "unknown process '%.*s'", t[1].len, t[1].s);
-			if (check_proc_alive(p, st->proc))
-				return -1;
-		}
-		p->exited[st->proc] = 1;
-		if (st->proc == p->cur_proc)
-			for (int q = 0; q < s->nprocs; q++)
-				if (!p->exited[q]) {
-					p->cur_proc = q;
-					break;
-				}
-		return 0;
-	}
-	if (tok_is(t, "shrink")) {
-		st->op = SCN_SHRINK;
-		return expect_args(p, 1, 1, "shrink");
-	}
-	if (tok_is(t, "khugepaged")) {
-		const char *v;
-		int vlen;
-
-		st->op = SCN_KHUGEPAGED;
-		if (expect_args(p, 2, 2, "khugepaged scans=N"))
-			return -1;
-		if (!opt_value(&t[1], "scans", &v, &vlen) || parse_size(v, vlen, &st->scans) ||
-		    st->scans < 1 || st->scans > 100)
-			return perr(p, t[1].col, "expected scans=N (1..100 full scans), got '%.*s'",
-				    t[1].len, t[1].s);
-		return 0;
-	}
-	if (tok_is(t, "prctl")) {
-		st->op = SCN_PRCTL;
-		if (expect_args(p, 3, 3, "prctl thp_disable 0|1") || !tok_is(&t[1], "thp_disable"))
-			return perr(p, t[1 < p->nt ? 1 : 0].col, "usage: prctl thp_disable 0|1");
-		if (!tok_is(&t[2], "0") && !tok_is(&t[2], "1"))
-			return perr(p, t[2].col, "expected 0 or 1");
-		st->value = tok_is(&t[2], "1");
-		return 0;
-	}
-	if (tok_is(t, "expect")) {
-		st->op = SCN_EXPECT;
-		return parse_expect(p, st);
-	}
-	if (tok_is(t, "report")) {
-		st->op = SCN_REPORT;
-		if (p->nt > 1) {
-			size_t n = (size_t)(t[p->nt - 1].s + t[p->nt - 1].len - t[1].s);
-
-			if (n >= sizeof(st->knob))
-				n = sizeof(st->knob) - 1;
-			memcpy(st->knob, t[1].s, n);
-			st->knob[n] = 0;
-		}
-		return 0;
-	}
-	return perr(p, t->col,
-		    "unknown step '%.*s' (expected set, mmap, munmap, mprotect, madvise, mremap, read, "
-		    "write, fork, proc, exit, shrink, khugepaged, prctl, expect, report, when)",
-		    t->len, t->s);
+	if (!v)
+		return unknown_verb(p);
+	st->op = v->op;
+	return v->parse(p, st);
 }
 
 static int tokenize(struct parser *p, const char *line, int len)

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "verbs.h"
 
 /* How long a "khugepaged scans=N" step may wait for khugepaged. */
 #define KHUGEPAGED_TIMEOUT_MS 30000
@@ -62,7 +63,8 @@ static int has_khugepaged_step(const struct scenario *s)
 #include "util/kprofile.h"
 #include "util/sysfile.h"
 
-#define SYS_THP "/sys/kernel/mm/transparent_hugepage/"
+#define SYS_MM "/sys/kernel/mm/"
+#define SYS_THP SYS_MM "transparent_hugepage/"
 
 enum { EMU_NONE, EMU_HUGEPAGE, EMU_NOHUGEPAGE, EMU_DISABLE };
 
@@ -494,12 +496,26 @@ static void apply_emulation(const struct worker *w, uint64_t a, uint64_t len)
 		madvise((void *)(uintptr_t)a, len, MADV_NOHUGEPAGE);
 }
 
-static int k_mmap(struct worker *w, const struct scn_step *st)
+/* ---- the verbs' handlers in the worker (verbs.h) ---- */
+
+/* The address of st's region in this worker (0 without one). */
+static uint64_t region_addr(const struct worker *w, const struct scn_step *st)
+{
+	return st->region >= 0 ? w->addr[st->region] : 0;
+}
+
+static int sys_ret(int r)
+{
+	return r ? -errno : 0;
+}
+
+int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
 	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	void *p;
 	uint64_t a;
 
+	(void)rep;
 	if (st->flags) {
 		p = mmap((void *)(uintptr_t)(w->addr[st->region2] + st->off2), st->len, prot,
 			 flags | MAP_FIXED, -1, 0);
@@ -531,81 +547,90 @@ static int k_mmap(struct worker *w, const struct scn_step *st)
 	return 0;
 }
 
-static int sys_ret(int r)
+int scn_worker_munmap(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
-	return r ? -errno : 0;
+	(void)rep;
+	return sys_ret(munmap((void *)(uintptr_t)(region_addr(w, st) + st->off), st->len));
 }
 
-/* Run one step; rep->minflt gets the faults it took. */
-static int k_step(struct worker *w, const struct scn_step *st, struct reply *rep)
+int scn_worker_mprotect(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
-	uint64_t a = st->region >= 0 ? w->addr[st->region] : 0;
-	int64_t f0 = minflt_now();
-	int err = 0;
+	(void)rep;
+	return sys_ret(mprotect((void *)(uintptr_t)(region_addr(w, st) + st->off), st->len,
+				st->prot));
+}
 
-	switch (st->op) {
-	case SCN_MMAP:
-		err = k_mmap(w, st);
-		break;
-	case SCN_MUNMAP:
-		err = sys_ret(munmap((void *)(uintptr_t)(a + st->off), st->len));
-		break;
-	case SCN_MPROTECT:
-		err = sys_ret(mprotect((void *)(uintptr_t)(a + st->off), st->len, st->prot));
-		break;
-	case SCN_MADVISE: {
-		int adv = st->advice == THPS_MADV_DONTNEED ? MADV_DONTNEED :
-			  st->advice == THPS_MADV_FREE ? MADV_FREE :
-			  st->advice == THPS_MADV_HUGEPAGE ? MADV_HUGEPAGE :
-			  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE :
-			  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
-							      MADV_NORMAL;
+int scn_worker_madvise(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	int adv = st->advice == THPS_MADV_DONTNEED ? MADV_DONTNEED :
+		  st->advice == THPS_MADV_FREE ? MADV_FREE :
+		  st->advice == THPS_MADV_HUGEPAGE ? MADV_HUGEPAGE :
+		  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE :
+		  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
+						      MADV_NORMAL;
 
-		err = sys_ret(madvise((void *)(uintptr_t)(a + st->off), st->len, adv));
-		break;
-	}
-	case SCN_MREMAP: {
-		int flags = ((st->flags & THPS_MREMAP_MAYMOVE) ? MREMAP_MAYMOVE : 0) |
-			    ((st->flags & THPS_MREMAP_FIXED) ? MREMAP_FIXED : 0);
-		void *to = st->region2 >= 0 ? (void *)(uintptr_t)(w->addr[st->region2] + st->off2) : NULL;
-		void *p = mremap((void *)(uintptr_t)a, st->len, st->len2, flags, to);
+	(void)rep;
+	return sys_ret(madvise((void *)(uintptr_t)(region_addr(w, st) + st->off), st->len, adv));
+}
 
-		if (p == MAP_FAILED) {
-			err = -errno;
-		} else {
-			w->addr[st->region] = (uint64_t)(uintptr_t)p;
-			w->len[st->region] = st->len2;
-			add_span(w, (uint64_t)(uintptr_t)p, st->len2);
-		}
-		break;
-	}
-	case SCN_READ: {
-		uint64_t bad = 0;
+int scn_worker_mremap(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	int flags = ((st->flags & THPS_MREMAP_MAYMOVE) ? MREMAP_MAYMOVE : 0) |
+		    ((st->flags & THPS_MREMAP_FIXED) ? MREMAP_FIXED : 0);
+	void *to = st->region2 >= 0 ? (void *)(uintptr_t)(w->addr[st->region2] + st->off2) : NULL;
+	void *p = mremap((void *)(uintptr_t)region_addr(w, st), st->len, st->len2, flags, to);
 
-		for (uint64_t o = 0; o < st->len; o += st->step)
-			bad += *(volatile uint8_t *)(uintptr_t)(a + st->off + o) != st->value;
-		rep->mismatches = bad;
-		break;
-	}
-	case SCN_WRITE:
-		for (uint64_t o = 0; o < st->len; o += st->step)
-			*(volatile uint8_t *)(uintptr_t)(a + st->off + o) = st->value;
-		break;
-	case SCN_PRCTL:
-		err = sys_ret(prctl(PR_SET_THP_DISABLE, st->value, 0, 0, 0));
-		break;
-	default:
-		break;
-	}
-	rep->minflt = minflt_now() - f0;
-	return err;
+	(void)rep;
+	if (p == MAP_FAILED)
+		return -errno;
+	w->addr[st->region] = (uint64_t)(uintptr_t)p;
+	w->len[st->region] = st->len2;
+	add_span(w, (uint64_t)(uintptr_t)p, st->len2);
+	return 0;
+}
+
+int scn_worker_read(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	uint64_t a = region_addr(w, st), bad = 0;
+
+	for (uint64_t o = 0; o < st->len; o += st->step)
+		bad += *(volatile uint8_t *)(uintptr_t)(a + st->off + o) != st->value;
+	rep->mismatches = bad;
+	return 0;
+}
+
+int scn_worker_write(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	uint64_t a = region_addr(w, st);
+
+	(void)rep;
+	for (uint64_t o = 0; o < st->len; o += st->step)
+		*(volatile uint8_t *)(uintptr_t)(a + st->off + o) = st->value;
+	return 0;
+}
+
+int scn_worker_prctl(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	(void)w;
+	(void)rep;
+	return sys_ret(prctl(PR_SET_THP_DISABLE, st->value, 0, 0, 0));
+}
+
+int scn_worker_exit(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	(void)w;
+	(void)st;
+	(void)rep;
+	_exit(0);
 }
 
 static void worker_loop(struct worker *w) __attribute__((noreturn));
+static int (*worker_socks)[2];
 
 /* fork step: the child becomes the worker of process st->child. */
-static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2], struct reply *rep)
+int scn_worker_fork(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
+	int (*socks)[2] = worker_socks;
 	/* a fork whose child's parent is the controller (see worker_death) */
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 
@@ -626,7 +651,16 @@ static int k_fork(struct worker *w, const struct scn_step *st, int socks[][2], s
 	return 0;
 }
 
-static int (*worker_socks)[2];
+/* Run one step; rep->minflt gets the faults it took. */
+static void worker_step(struct worker *w, const struct scn_step *st, struct reply *rep)
+{
+	const struct scn_verb *v = scn_verb(st->op);
+	int64_t f0 = minflt_now();
+
+	rep->err = v && v->worker ? v->worker(w, st, rep) : 0;
+	if (v && !(v->flags & SCN_VERB_NO_MINFLT))
+		rep->minflt = minflt_now() - f0;
+}
 
 static void worker_loop(struct worker *w)
 {
@@ -638,17 +672,9 @@ static void worker_loop(struct worker *w)
 			_exit(0);
 		memset(&rep, 0, sizeof(rep));
 		switch (c.op) {
-		case CMD_STEP: {
-			const struct scn_step *st = &w->s->steps[c.step];
-
-			if (st->op == SCN_EXIT)
-				_exit(0);
-			if (st->op == SCN_FORK)
-				rep.err = k_fork(w, st, worker_socks, &rep);
-			else
-				rep.err = k_step(w, st, &rep);
+		case CMD_STEP:
+			worker_step(w, &w->s->steps[c.step], &rep);
 			break;
-		}
 		case CMD_FIGS:
 			read_figures(w, rep.fig);
 			break;
@@ -750,39 +776,50 @@ static int profile_agrees(const struct kernel_run *k, struct scn_result *r)
 	return 1;
 }
 
+/* The /sys file of the knob the kernel runner treats as kernel (the knob
+ * table's column, enum thps_knob_kernel). */
+static const char *knob_file(int kernel, char *buf, size_t len)
+{
+	const char *name = thps_knob_of_kernel(kernel);
+
+	snprintf(buf, len, "%s%s", SYS_MM, name ? name : "");
+	return buf;
+}
+
 static int plan_settings(const struct scenario *s, struct scn_result *r, int *emulate)
 {
 	char global[32] = "", pmd[32] = "", want_global[32], want_pmd[32] = "inherit", have[32],
-	     want[32];
+	     want[32], path[160];
 
 	*emulate = EMU_NONE;
-	if (sysfile_choice(SYS_THP "enabled", global, sizeof(global)))
-		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", SYS_THP,
-			    "enabled");
-	sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+	if (sysfile_choice(knob_file(THPS_KNOB_KERNEL_MODE, path, sizeof(path)), global,
+			   sizeof(global)))
+		return skip(r, "this kernel has no transparent huge pages (%s%s missing)", path, "");
+	sysfile_choice(knob_file(THPS_KNOB_KERNEL_PMD_MODE, path, sizeof(path)), pmd, sizeof(pmd));
 	snprintf(want_global, sizeof(want_global), "%s", "madvise"); /* the model's default */
 	if (s->has_late_set)
 		return skip(r, "%s%s", "a knob set after the first step cannot be emulated on the kernel",
 			    "");
 	for (int i = 0; i < s->nsteps; i++) {
 		const struct scn_step *st = &s->steps[i];
-		char path[160];
 
 		if (st->op != SCN_SET)
 			continue;
-		if (!strcmp(st->knob, "transparent_hugepage/enabled")) {
+		switch (thps_knob_kernel(thps_knob_index(st->knob))) {
+		case THPS_KNOB_KERNEL_MODE:
 			snprintf(want_global, sizeof(want_global), "%s", st->knob_value);
 			continue;
-		}
-		if (!strcmp(st->knob, "transparent_hugepage/hugepages-2048kB/enabled")) {
+		case THPS_KNOB_KERNEL_PMD_MODE:
 			snprintf(want_pmd, sizeof(want_pmd), "%s", st->knob_value);
 			continue;
-		}
-		if (!strncmp(st->knob, "thpsim/", 7))
+		case THPS_KNOB_KERNEL_PROFILE:
 			continue; /* against the profile: profile_agrees */
-		if (strncmp(st->knob, "transparent_hugepage/", 21))
+		case THPS_KNOB_KERNEL_MATCH:
+			break;
+		default:
 			return skip(r, "unknown knob %s%s", st->knob, "");
-		snprintf(path, sizeof(path), "%s%s", SYS_THP, st->knob + 21);
+		}
+		snprintf(path, sizeof(path), "%s%s", SYS_MM, st->knob);
 		if (sysfile_choice(path, have, sizeof(have)))
 			return skip(r, "this kernel has no %s%s", path, "");
 		if (strcmp(have, st->knob_value)) {
@@ -831,13 +868,14 @@ static void probe_huge_zero(struct kernel_run *k, int emulate)
 		return;
 	}
 	{
-		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32];
+		char zp[8] = "", g[32] = "", pmd[32] = "", mode[32], path[160];
 
 		/* use_zero_page=0 or THP never (a check-kernels guest sets them
 		 * for real): no fault allocates one, the counter stays put */
 		sysfile_choice(SYS_THP "use_zero_page", zp, sizeof(zp));
-		sysfile_choice(SYS_THP "enabled", g, sizeof(g));
-		sysfile_choice(SYS_THP "hugepages-2048kB/enabled", pmd, sizeof(pmd));
+		sysfile_choice(knob_file(THPS_KNOB_KERNEL_MODE, path, sizeof(path)), g, sizeof(g));
+		sysfile_choice(knob_file(THPS_KNOB_KERNEL_PMD_MODE, path, sizeof(path)), pmd,
+			       sizeof(pmd));
 		effective_mode(g, pmd, mode, sizeof(mode));
 		if (!strcmp(zp, "0") || !strcmp(mode, "never")) {
 			k->hzp_comparable = 1;
@@ -1107,93 +1145,130 @@ static int step_failed(struct kernel_run *k, const struct scn_step *st, const ch
 	return -1;
 }
 
-static int control_step_raw(struct kernel_run *k, int i)
+/* ---- the verbs' handlers in the controller (verbs.h) ---- */
+
+/* Have st's worker run it: 0, or -1 with the result's error set. */
+static int ask_worker(struct kernel_run *k, const struct scn_step *st, struct reply *rep)
 {
-	const struct scn_step *st = &k->s->steps[i];
-	struct cmd c = { .op = CMD_STEP, .step = i };
-	struct reply rep;
+	struct cmd c = { .op = CMD_STEP, .step = (int)(st - k->s->steps) };
 
-	if (!scn_guard_holds(st, k->knobs))
-		return 0;
-	switch (st->op) {
-	case SCN_SET:
-	case SCN_PROC:
-		return 0;
-	case SCN_SHRINK:
-		if (sysfile_write("/proc/sys/vm/drop_caches", "2"))
-			return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
-		return 0;
-	case SCN_KHUGEPAGED: {
-		char why[192];
-
-		if (scn_guest_khugepaged_scans(st->scans, KHUGEPAGED_TIMEOUT_MS, why, sizeof(why)))
-			return step_failed(k, st, why);
-		return 0;
-	}
-	case SCN_EXPECT:
-		scn_record_expect(k->r, k->s, st, measure, k);
-		return 0;
-	case SCN_REPORT: {
-		char what[32];
-
-		snprintf(what, sizeof(what), "line %d report", st->line);
-		record_standard(k, st->line, what);
-		write_report(k, st->line, st->knob[0] ? st->knob : what);
-		return 0;
-	}
-	case SCN_EXIT:
-		send_all(k->socks[st->proc][0], &c, sizeof(c));
-		wait_exit(k, st->proc);
-		return 0;
-	default:
-		break;
-	}
-	if (talk(k, st->proc, &c, &rep)) {
+	if (talk(k, st->proc, &c, rep)) {
 		char why[160];
 
 		worker_death(k->pids[st->proc], why, sizeof(why));
 		k->alive[st->proc] = 0;
 		return step_failed(k, st, why);
 	}
-	if (st->op == SCN_MADVISE && st->has_err)
-		scn_record_errno(k->r, st, rep.err);
-	else if (rep.err)
-		return step_failed(k, st, strerror(-rep.err));
-	k->pgfault += rep.minflt;
-	if (st->op == SCN_FORK) {
-		struct reply ready;
+	if (st->has_err) /* madvise ... err=E */
+		scn_record_errno(k->r, st, rep->err);
+	else if (rep->err)
+		return step_failed(k, st, strerror(-rep->err));
+	k->pgfault += rep->minflt;
+	return 0;
+}
 
-		k->pids[st->child] = rep.pid;
-		k->pidfd[st->child] = pidfd_open_(rep.pid);
-		if (recv_all(k->socks[st->child][0], &ready, sizeof(ready))) {
-			char why[160];
+int scn_kernel_in_worker(struct kernel_run *k, const struct scn_step *st)
+{
+	struct reply rep;
 
-			worker_death(k->pids[st->child], why, sizeof(why));
-			return step_failed(k, st, why);
-		}
-		k->alive[st->child] = 1;
-		k->forked = 1;
-	}
-	if (st->op == SCN_READ && st->has_value)
+	return ask_worker(k, st, &rep);
+}
+
+int scn_kernel_read(struct kernel_run *k, const struct scn_step *st)
+{
+	struct reply rep;
+
+	if (ask_worker(k, st, &rep))
+		return -1;
+	if (st->has_value)
 		scn_record_read(k->r, st, rep.mismatches);
 	return 0;
+}
+
+int scn_kernel_fork(struct kernel_run *k, const struct scn_step *st)
+{
+	struct reply rep, ready;
+
+	if (ask_worker(k, st, &rep))
+		return -1;
+	k->pids[st->child] = rep.pid;
+	k->pidfd[st->child] = pidfd_open_(rep.pid);
+	if (recv_all(k->socks[st->child][0], &ready, sizeof(ready))) {
+		char why[160];
+
+		worker_death(k->pids[st->child], why, sizeof(why));
+		return step_failed(k, st, why);
+	}
+	k->alive[st->child] = 1;
+	k->forked = 1;
+	return 0;
+}
+
+int scn_kernel_exit(struct kernel_run *k, const struct scn_step *st)
+{
+	struct cmd c = { .op = CMD_STEP, .step = (int)(st - k->s->steps) };
+
+	send_all(k->socks[st->proc][0], &c, sizeof(c));
+	wait_exit(k, st->proc);
+	return 0;
+}
+
+int scn_kernel_shrink(struct kernel_run *k, const struct scn_step *st)
+{
+	if (sysfile_write("/proc/sys/vm/drop_caches", "2"))
+		return step_failed(k, st, "cannot write /proc/sys/vm/drop_caches (needs root)");
+	return 0;
+}
+
+int scn_kernel_khugepaged(struct kernel_run *k, const struct scn_step *st)
+{
+	char why[192];
+
+	if (scn_guest_khugepaged_scans(st->scans, KHUGEPAGED_TIMEOUT_MS, why, sizeof(why)))
+		return step_failed(k, st, why);
+	return 0;
+}
+
+int scn_kernel_expect(struct kernel_run *k, const struct scn_step *st)
+{
+	scn_record_expect(k->r, k->s, st, measure, k);
+	return 0;
+}
+
+int scn_kernel_report(struct kernel_run *k, const struct scn_step *st)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "line %d report", st->line);
+	record_standard(k, st->line, what);
+	write_report(k, st->line, st->knob[0] ? st->knob : what);
+	return 0;
+}
+
+static int control_step_raw(struct kernel_run *k, const struct scn_step *st)
+{
+	const struct scn_verb *v = scn_verb(st->op);
+
+	if (!scn_guard_holds(st, k->knobs))
+		return 0;
+	return v && v->kernel ? v->kernel(k, st) : 0;
 }
 
 /* A step, with the vmstat events counted while it acts. */
 static int control_step(struct kernel_run *k, int i)
 {
-	enum scn_op op = k->s->steps[i].op;
+	const struct scn_step *st = &k->s->steps[i];
+	const struct scn_verb *v = scn_verb(st->op);
 	int64_t before[THPS_NR_VM_ITEMS], after[THPS_NR_VM_ITEMS];
 	int ret;
 
-	if (op == SCN_SET || op == SCN_PROC || op == SCN_EXPECT || op == SCN_REPORT ||
-	    !scn_guard_holds(&k->s->steps[i], k->knobs))
-		return control_step_raw(k, i);
+	if ((v && (v->flags & SCN_VERB_INERT)) || !scn_guard_holds(st, k->knobs))
+		return control_step_raw(k, st);
 	read_vmstat(before);
-	ret = control_step_raw(k, i);
+	ret = control_step_raw(k, st);
 	read_vmstat(after);
-	for (int v = 0; v < THPS_NR_VM_EVENTS; v++)
-		k->vm_sum[v] += after[v] - before[v];
+	for (int e = 0; e < THPS_NR_VM_EVENTS; e++)
+		k->vm_sum[e] += after[e] - before[e];
 	return ret;
 }
 

@@ -14,6 +14,7 @@
 
 #include "report.h"
 #include "scenario.h"
+#include "verbs.h"
 #include "util/knobs.h"
 #include "util/kprofile.h"
 
@@ -151,7 +152,22 @@ static void write_report(struct model_run *x, int line, const char *label)
 	json_end_object(&j);
 }
 
-static int do_mmap(struct model_run *x, const struct scn_step *st)
+/* The address of st's region in its process (of region 0 without one). */
+static uint64_t region_addr(const struct model_run *x, const struct scn_step *st)
+{
+	return x->addr[st->proc][st->region >= 0 ? st->region : 0];
+}
+
+/* ---- the verbs' handlers (verbs.h) ---- */
+
+int scn_model_set(struct model_run *x, const struct scn_step *st)
+{
+	if (knob_sets_has(x->sets, st->knob))
+		return 0;
+	return thps_knob_set(x->m, st->knob, st->knob_value);
+}
+
+int scn_model_mmap(struct model_run *x, const struct scn_step *st)
 {
 	thps_proc *p = x->procs[st->proc];
 	const int flags = THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS;
@@ -182,6 +198,101 @@ static int do_mmap(struct model_run *x, const struct scn_step *st)
 	return err;
 }
 
+int scn_model_munmap(struct model_run *x, const struct scn_step *st)
+{
+	return thps_munmap(x->procs[st->proc], region_addr(x, st) + st->off, st->len);
+}
+
+int scn_model_mprotect(struct model_run *x, const struct scn_step *st)
+{
+	return thps_mprotect(x->procs[st->proc], region_addr(x, st) + st->off, st->len, st->prot);
+}
+
+int scn_model_madvise(struct model_run *x, const struct scn_step *st)
+{
+	int err = thps_madvise(x->procs[st->proc], region_addr(x, st) + st->off, st->len,
+			       st->advice);
+
+	if (!st->has_err)
+		return err;
+	scn_record_errno(x->r, st, err);
+	return 0;
+}
+
+int scn_model_mremap(struct model_run *x, const struct scn_step *st)
+{
+	uint64_t to = st->region2 >= 0 ? x->addr[st->proc][st->region2] + st->off2 : 0, out;
+	int err = thps_mremap(x->procs[st->proc], region_addr(x, st), st->len, st->len2, st->flags,
+			      to, &out);
+
+	if (!err)
+		x->addr[st->proc][st->region] = out;
+	return err;
+}
+
+/* read and write */
+int scn_model_touch(struct model_run *x, const struct scn_step *st)
+{
+	struct thps_touch t = { .addr = region_addr(x, st) + st->off, .len = st->len,
+				.step = st->step,
+				.op = st->op == SCN_WRITE ? THPS_TOUCH_WRITE : THPS_TOUCH_READ,
+				.value = st->value, .check = st->op == SCN_READ && st->has_value };
+	int err = thps_touch(x->procs[st->proc], &t);
+
+	if (!err && t.check)
+		scn_record_read(x->r, st, t.mismatches);
+	return err;
+}
+
+int scn_model_fork(struct model_run *x, const struct scn_step *st)
+{
+	int err = thps_fork(x->procs[st->proc], &x->procs[st->child]);
+
+	if (!err)
+		memcpy(x->addr[st->child], x->addr[st->proc], sizeof(x->addr[0]));
+	return err;
+}
+
+int scn_model_exit(struct model_run *x, const struct scn_step *st)
+{
+	thps_exit(x->procs[st->proc]);
+	x->procs[st->proc] = NULL;
+	return 0;
+}
+
+int scn_model_shrink(struct model_run *x, const struct scn_step *st)
+{
+	(void)st;
+	thps_drop_caches(x->m);
+	return 0;
+}
+
+int scn_model_khugepaged(struct model_run *x, const struct scn_step *st)
+{
+	return thps_khugepaged_run(x->m, 0, st->scans);
+}
+
+int scn_model_prctl(struct model_run *x, const struct scn_step *st)
+{
+	return thps_prctl_thp_disable(x->procs[st->proc], st->value);
+}
+
+int scn_model_expect(struct model_run *x, const struct scn_step *st)
+{
+	scn_record_expect(x->r, x->s, st, measure, x);
+	return 0;
+}
+
+int scn_model_report(struct model_run *x, const struct scn_step *st)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "line %d report", st->line);
+	record_standard(x, st->line, what);
+	write_report(x, st->line, st->knob[0] ? st->knob : what);
+	return 0;
+}
+
 /*
  * A kernel before Linux 6.8 (thpsim/mthp=0) has no hugepages-<size>kB/ below
  * 2 MiB: a scenario that turns one on is skipped, as on such a kernel,
@@ -206,80 +317,9 @@ static int size_not_offered(struct model_run *x, const struct scn_step *st)
 
 static int run_step(struct model_run *x, const struct scn_step *st)
 {
-	thps_proc *p = x->procs[st->proc];
-	uint64_t a = x->addr[st->proc][st->region >= 0 ? st->region : 0];
+	const struct scn_verb *v = scn_verb(st->op);
 
-	switch (st->op) {
-	case SCN_SET:
-		if (knob_sets_has(x->sets, st->knob))
-			return 0;
-		return thps_knob_set(x->m, st->knob, st->knob_value);
-	case SCN_MMAP:
-		return do_mmap(x, st);
-	case SCN_MUNMAP:
-		return thps_munmap(p, a + st->off, st->len);
-	case SCN_MPROTECT:
-		return thps_mprotect(p, a + st->off, st->len, st->prot);
-	case SCN_MADVISE: {
-		int err = thps_madvise(p, a + st->off, st->len, st->advice);
-
-		if (!st->has_err)
-			return err;
-		scn_record_errno(x->r, st, err);
-		return 0;
-	}
-	case SCN_MREMAP: {
-		uint64_t to = st->region2 >= 0 ? x->addr[st->proc][st->region2] + st->off2 : 0, out;
-		int err = thps_mremap(p, a, st->len, st->len2, st->flags, to, &out);
-
-		if (!err)
-			x->addr[st->proc][st->region] = out;
-		return err;
-	}
-	case SCN_READ:
-	case SCN_WRITE: {
-		struct thps_touch t = { .addr = a + st->off, .len = st->len, .step = st->step,
-					.op = st->op == SCN_WRITE ? THPS_TOUCH_WRITE : THPS_TOUCH_READ,
-					.value = st->value, .check = st->op == SCN_READ && st->has_value };
-		int err = thps_touch(p, &t);
-
-		if (!err && t.check)
-			scn_record_read(x->r, st, t.mismatches);
-		return err;
-	}
-	case SCN_FORK: {
-		int err = thps_fork(p, &x->procs[st->child]);
-
-		if (!err)
-			memcpy(x->addr[st->child], x->addr[st->proc], sizeof(x->addr[0]));
-		return err;
-	}
-	case SCN_EXIT:
-		thps_exit(p);
-		x->procs[st->proc] = NULL;
-		return 0;
-	case SCN_SHRINK:
-		thps_drop_caches(x->m);
-		return 0;
-	case SCN_KHUGEPAGED:
-		return thps_khugepaged_run(x->m, 0, st->scans);
-	case SCN_PRCTL:
-		return thps_prctl_thp_disable(p, st->value);
-	case SCN_EXPECT:
-		scn_record_expect(x->r, x->s, st, measure, x);
-		return 0;
-	case SCN_REPORT: {
-		char what[32];
-
-		snprintf(what, sizeof(what), "line %d report", st->line);
-		record_standard(x, st->line, what);
-		write_report(x, st->line, st->knob[0] ? st->knob : what);
-		return 0;
-	}
-	case SCN_PROC:
-		return 0;
-	}
-	return 0;
+	return v && v->model ? v->model(x, st) : 0;
 }
 
 int scenario_run_model(const struct scenario *s, const struct kprofile *base,

@@ -37,6 +37,7 @@ enum scn_op {
 	SCN_PRCTL,
 	SCN_EXPECT,
 	SCN_REPORT,
+	NR_SCN_OPS
 };
 
 /* What an expectation (or a reported value) is about. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linux_abi.h"
 #include "trace.h"
 
 /* Largest encoding of one record: a SYSCALL (1 + 2 + 1 + 6*10 + 10) or a
@@ -39,30 +40,9 @@ const char *trace_vma_kind_name(int kind)
 const char *trace_syscall_name(int nr)
 {
 	switch (nr) {
-	case 9: return "mmap";
-	case 10: return "mprotect";
-	case 11: return "munmap";
-	case 12: return "brk";
-	case 25: return "mremap";
-	case 28: return "madvise";
-	case 30: return "shmat";
-	case 56: return "clone";
-	case 57: return "fork";
-	case 58: return "vfork";
-	case 59: return "execve";
-	case 60: return "exit";
-	case 67: return "shmdt";
-	case 149: return "mlock";
-	case 150: return "munlock";
-	case 151: return "mlockall";
-	case 152: return "munlockall";
-	case 157: return "prctl";
-	case 231: return "exit_group";
-	case 322: return "execveat";
-	case 325: return "mlock2";
-	case 329: return "pkey_mprotect";
-	case 435: return "clone3";
-	case 440: return "process_madvise";
+#define SYSCALL_NAME(name, number, nargs) case number: return #name;
+	LINUX_SYSCALLS(SYSCALL_NAME)
+#undef SYSCALL_NAME
 	default: return NULL;
 	}
 }

@@ -7,24 +7,36 @@
 #include "util/knobs.h"
 #include "util/kprofile.h"
 
-int knob_sets_add(struct knob_sets *sets, const char *arg)
+int knob_sets_add_pair(struct knob_sets *sets, const char *name, const char *value)
 {
-	const char *eq = strchr(arg, '=');
-	size_t n;
+	size_t n = strlen(name), v = strlen(value);
 
-	if (!eq || eq == arg)
+	if (!n)
 		return -EINVAL;
 	if (sets->n >= KNOB_SETS_MAX)
 		return -ENOSPC;
-	n = strlen(arg);
-	if (n >= sizeof(sets->buf[0]))
+	if (n + 1 + v >= sizeof(sets->buf[0]))
 		return -ENAMETOOLONG;
-	memcpy(sets->buf[sets->n], arg, n + 1);
-	sets->buf[sets->n][eq - arg] = 0;
+	memcpy(sets->buf[sets->n], name, n + 1);
+	memcpy(sets->buf[sets->n] + n + 1, value, v + 1);
 	sets->name[sets->n] = sets->buf[sets->n];
-	sets->value[sets->n] = sets->buf[sets->n] + (eq - arg) + 1;
+	sets->value[sets->n] = sets->buf[sets->n] + n + 1;
 	sets->n++;
 	return 0;
+}
+
+int knob_sets_add(struct knob_sets *sets, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[sizeof(sets->buf[0])];
+
+	if (!eq || eq == arg)
+		return -EINVAL;
+	if ((size_t)(eq - arg) >= sizeof(name))
+		return sets->n >= KNOB_SETS_MAX ? -ENOSPC : -ENAMETOOLONG;
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = 0;
+	return knob_sets_add_pair(sets, name, eq + 1);
 }
 
 int knob_sets_has(const struct knob_sets *sets, const char *knob)

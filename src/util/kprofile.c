@@ -291,6 +291,7 @@ static void probe_zero_page(struct kprofile *p)
 static void host_facts(struct kprofile *p)
 {
 	static char buf[1 << 14];
+	char path[160];
 
 	p->nmissing = 0;
 	if (sysfile_read("/proc/vmstat", buf, sizeof(buf)) > 0) {
@@ -312,7 +313,10 @@ static void host_facts(struct kprofile *p)
 				snprintf(p->missing[p->nmissing++], sizeof(p->missing[0]), "%s", name);
 		}
 	}
-	p->has_pmd_size_dir = access(SYS_THP "hugepages-2048kB/enabled", F_OK) == 0;
+	/* the PMD size's own enabled file (Linux 6.8+), as the knob table names it */
+	snprintf(path, sizeof(path), "/sys/kernel/mm/%s",
+		 thps_knob_of_kernel(THPS_KNOB_KERNEL_PMD_MODE));
+	p->has_pmd_size_dir = access(path, F_OK) == 0;
 	p->has_shrink_underused = access(SYS_THP "shrink_underused", F_OK) == 0;
 }
 

@@ -85,22 +85,29 @@ void gen_start(struct gen *g, uint64_t seed, bool no_knobs, struct op_list *l)
 	if (chance(g, 20))
 		push_knob(l, "transparent_hugepage/use_zero_page", "0");
 	if (chance(g, 10)) {
+		int n = op_knob_nr_values(op_knob_index("thpsim/kernel"));
+
 		push_knob(l, "thpsim/kernel",
-			  op_knob_value(9, (int)rng_below(&g->rng, (uint64_t)op_knob_nr_values(9))));
+			  op_knob_value_of("thpsim/kernel", (int)rng_below(&g->rng, (uint64_t)n)));
 	} else {
 		push_knob(l, "thpsim/huge_zero_page_lifetime",
-			  op_knob_value(6, (int)rng_below(&g->rng, 3)));
-		push_knob(l, "thpsim/huge_zero_wp", op_knob_value(7, (int)rng_below(&g->rng, 3)));
-		push_knob(l, "thpsim/thp_cow", op_knob_value(8, (int)rng_below(&g->rng, 2)));
+			  op_knob_value_of("thpsim/huge_zero_page_lifetime", (int)rng_below(&g->rng, 3)));
+		push_knob(l, "thpsim/huge_zero_wp",
+			  op_knob_value_of("thpsim/huge_zero_wp", (int)rng_below(&g->rng, 3)));
+		push_knob(l, "thpsim/thp_cow",
+			  op_knob_value_of("thpsim/thp_cow", (int)rng_below(&g->rng, 2)));
 	}
-	push_knob(l, "transparent_hugepage/khugepaged/max_ptes_none", op_knob_value(5, PICK(g, ptes_w)));
+	push_knob(l, "transparent_hugepage/khugepaged/max_ptes_none",
+		  op_knob_value_of("transparent_hugepage/khugepaged/max_ptes_none", PICK(g, ptes_w)));
 	if (chance(g, 30))
 		push_knob(l, "transparent_hugepage/shrink_underused", "0");
 	if (chance(g, 30))
-		push_knob(l, "transparent_hugepage/defrag", op_knob_value(2, (int)rng_below(&g->rng, 5)));
+		push_knob(l, "transparent_hugepage/defrag",
+			  op_knob_value_of("transparent_hugepage/defrag", (int)rng_below(&g->rng, 5)));
 	if (chance(g, 20))
 		push_knob(l, "transparent_hugepage/hugepages-2048kB/enabled",
-			  op_knob_value(1, (int)rng_below(&g->rng, 4)));
+			  op_knob_value_of("transparent_hugepage/hugepages-2048kB/enabled",
+					   (int)rng_below(&g->rng, 4)));
 }
 
 size_t gen_length(struct gen *g)

@@ -1,6 +1,7 @@
 /*
- * ops.c - operations: the knob table, the .ops text format (writer and
- * parser, errors with file:line) and the decoder of fuzzer bytes.
+ * ops.c - operations: the knobs (those of the model's knob table with values
+ * to try), the .ops text format (writer and parser, errors with file:line)
+ * and the decoder of fuzzer bytes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "thpsim.h"
 #include "ref.h"
 
 #define OP_NAME(name) #name,
@@ -48,68 +50,67 @@ void pattern_fill(uint32_t seed, uint8_t *buf, size_t len)
 		buf[i] = (uint8_t)(x >> 56);
 }
 
-/* ---- knobs ---- */
-static const struct {
-	const char *name;
-	const char *values[8];
-} knobs[] = {
-	{ "transparent_hugepage/enabled", { "always", "madvise", "never" } },
-	{ "transparent_hugepage/hugepages-2048kB/enabled", { "inherit", "always", "madvise", "never" } },
-	{ "transparent_hugepage/defrag", { "madvise", "always", "defer", "defer+madvise", "never" } },
-	{ "transparent_hugepage/use_zero_page", { "1", "0" } },
-	{ "transparent_hugepage/shrink_underused", { "1", "0" } },
-	{ "transparent_hugepage/khugepaged/max_ptes_none", { "511", "0", "1", "64", "256", "510" } },
-	{ "thpsim/huge_zero_page_lifetime", { "per-mm", "refcount", "persistent" } },
-	{ "thpsim/huge_zero_wp", { "alloc-or-split", "alloc-or-pte", "split" } },
-	{ "thpsim/thp_cow", { "split", "copy" } },
-	{ "thpsim/kernel", { "6.18", "3.8", "4.9", "5.8", "6.1", "6.12", "6.13" } },
-	{ "thpsim/zero_page", { "1", "0" } },
-	{ "thpsim/pt_reclaim", { "1", "0" } },
-	{ "thpsim/split_remap_zero", { "1", "0" } },
-	{ "thpsim/underused_shrinker", { "1", "0" } },
-	{ "thpsim/mprotect_pmd_writable", { "1", "0" } },
-	{ "thpsim/deferred_split", { "partial", "unmap", "unmap-and-split" } },
-	{ "thpsim/collapse_ro", { "1", "0" } },
-	{ "thpsim/collapse_pte_batch", { "1", "0" } },
-};
-#define NR_KNOBS ((int)(sizeof(knobs) / sizeof(knobs[0])))
+/* ---- knobs: those the knob table gives values to try (thps_knob_fuzz_value) ---- */
+
+/* The thps_knob_name index of op knob k, or -1.  Not cached: the soak's
+ * threads call it, and the table is a few dozen rows. */
+static int knob_id(int k)
+{
+	for (int i = 0; k >= 0 && thps_knob_name(i); i++)
+		if (thps_knob_fuzz_value(i, 0) && k-- == 0)
+			return i;
+	return -1;
+}
 
 int nr_op_knobs(void)
 {
-	return NR_KNOBS;
+	int n = 0;
+
+	while (knob_id(n) >= 0)
+		n++;
+	return n;
 }
 
 const char *op_knob_name(int knob)
 {
-	return knob >= 0 && knob < NR_KNOBS ? knobs[knob].name : NULL;
+	return thps_knob_name(knob_id(knob));
 }
 
 int op_knob_nr_values(int knob)
 {
 	int n = 0;
 
-	if (knob < 0 || knob >= NR_KNOBS)
-		return 0;
-	while (n < 8 && knobs[knob].values[n])
+	while (thps_knob_fuzz_value(knob_id(knob), n))
 		n++;
 	return n;
 }
 
 const char *op_knob_value(int knob, int value)
 {
-	if (value < 0 || value >= op_knob_nr_values(knob))
-		return NULL;
-	return knobs[knob].values[value];
+	return thps_knob_fuzz_value(knob_id(knob), value);
+}
+
+int op_knob_index(const char *name)
+{
+	for (int k = 0; op_knob_name(k); k++)
+		if (!strcmp(op_knob_name(k), name))
+			return k;
+	return -1;
+}
+
+const char *op_knob_value_of(const char *name, int value)
+{
+	return op_knob_value(op_knob_index(name), value);
 }
 
 int op_knob_find(const char *name, const char *value, int *knob, int *value_idx)
 {
-	for (int k = 0; k < NR_KNOBS; k++) {
-		if (strcmp(knobs[k].name, name))
+	for (int k = 0; op_knob_name(k); k++) {
+		if (strcmp(op_knob_name(k), name))
 			continue;
 		*knob = k;
 		for (int v = 0; v < op_knob_nr_values(k); v++)
-			if (!strcmp(knobs[k].values[v], value)) {
+			if (!strcmp(op_knob_value(k, v), value)) {
 				*value_idx = v;
 				return 0;
 			}

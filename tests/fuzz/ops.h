@@ -79,6 +79,9 @@ int nr_op_knobs(void);
 const char *op_knob_name(int knob);
 int op_knob_nr_values(int knob);
 const char *op_knob_value(int knob, int value);
+/* The op knob named name, or -1; value number value of the knob named name. */
+int op_knob_index(const char *name);
+const char *op_knob_value_of(const char *name, int value);
 /* The knob ops that give a machine these settings: index or -1. */
 int op_knob_find(const char *name, const char *value, int *knob, int *value_idx);
 

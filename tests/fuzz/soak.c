@@ -213,9 +213,10 @@ static void meta_config(int i, const struct op_list *ops, struct op_list *out)
 		int j = i - 4;
 
 		KNOB("transparent_hugepage/enabled", "always");
-		KNOB("thpsim/huge_zero_page_lifetime", op_knob_value(6, j % 3));
-		KNOB("thpsim/huge_zero_wp", op_knob_value(7, (j / 3) % 3));
-		KNOB("thpsim/thp_cow", op_knob_value(8, j / 9));
+		KNOB("thpsim/huge_zero_page_lifetime",
+		     op_knob_value_of("thpsim/huge_zero_page_lifetime", j % 3));
+		KNOB("thpsim/huge_zero_wp", op_knob_value_of("thpsim/huge_zero_wp", (j / 3) % 3));
+		KNOB("thpsim/thp_cow", op_knob_value_of("thpsim/thp_cow", j / 9));
 	}
 #undef KNOB
 	for (size_t n = 0; n < ops->n; n++)
@@ -230,8 +231,9 @@ static void meta_name(int i, char *buf, size_t len)
 		snprintf(buf, len, "enabled=always use_zero_page=0");
 	else
 		snprintf(buf, len, "enabled=always lifetime=%s huge_zero_wp=%s thp_cow=%s",
-			 op_knob_value(6, (i - 4) % 3), op_knob_value(7, ((i - 4) / 3) % 3),
-			 op_knob_value(8, (i - 4) / 9));
+			 op_knob_value_of("thpsim/huge_zero_page_lifetime", (i - 4) % 3),
+			 op_knob_value_of("thpsim/huge_zero_wp", ((i - 4) / 3) % 3),
+			 op_knob_value_of("thpsim/thp_cow", (i - 4) / 9));
 }
 
 struct meta_arg {

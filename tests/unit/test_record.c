@@ -64,9 +64,7 @@ static void replay_with(const char *enabled)
 	char err[1024];
 
 	replay_result_free(&R);
-	o.knob_name[0] = "transparent_hugepage/enabled";
-	o.knob_value[0] = enabled;
-	o.nknobs = 1;
+	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", enabled);
 	o.ram_bytes = 4ULL << 30;
 	if (replay_run(path, &o, &R, err, sizeof(err)))
 		test_fail(__FILE__, __LINE__, "replay: %s", err);

@@ -51,7 +51,6 @@ static void tfaults(uint64_t addr, uint64_t len, uint64_t step, int write)
 static void treplay(const char *kv, ...)
 {
 	struct replay_opts o = { 0 };
-	static char names[8][96], values[8][32];
 	char err[1024];
 	va_list ap;
 
@@ -59,14 +58,7 @@ static void treplay(const char *kv, ...)
 	replay_result_free(&R);
 	va_start(ap, kv);
 	for (; kv; kv = va_arg(ap, const char *)) {
-		const char *eq = strchr(kv, '=');
-
-		ASSERT(eq && o.nknobs < 8);
-		snprintf(names[o.nknobs], sizeof(names[0]), "%.*s", (int)(eq - kv), kv);
-		snprintf(values[o.nknobs], sizeof(values[0]), "%s", eq + 1);
-		o.knob_name[o.nknobs] = names[o.nknobs];
-		o.knob_value[o.nknobs] = values[o.nknobs];
-		o.nknobs++;
+		ASSERT_OK(knob_sets_add(&o.knobs, kv));
 	}
 	va_end(ap);
 	o.ram_bytes = 2ULL << 30;
@@ -444,9 +436,7 @@ TEST(replay_unknown_knob_value_is_an_error)
 	tbegin("knob");
 	trace_write_exit(&W, 0);
 	ASSERT_OK(trace_writer_close(&W));
-	o.knob_name[0] = "transparent_hugepage/enabled";
-	o.knob_value[0] = "sometimes";
-	o.nknobs = 1;
+	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", "sometimes");
 	o.ram_bytes = 1ULL << 30;
 	replay_result_free(&R);
 	ASSERT_EQ(replay_run(P, &o, &R, err, sizeof(err)), -EINVAL);
