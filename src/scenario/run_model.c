@@ -26,6 +26,7 @@ struct model_run {
 	uint64_t addr[SCN_MAX_PROCS][SCN_MAX_REGIONS];
 	uint64_t base[THPS_NR_VM_ITEMS];
 	uint64_t meminfo0[THPS_NR_MEMINFO_ITEMS];
+	struct thps_khugepaged_stats khp0; /* khugepaged's counters at the start */
 	FILE *json;
 	int nreports;
 };
@@ -96,6 +97,14 @@ static int64_t figure_value(struct model_run *x, const struct scn_figure *f)
 	}
 	case FIG_PAGE:
 		return page_state(x, f->proc, f->region, f->off);
+	case FIG_KHUGEPAGED: {
+		struct thps_khugepaged_stats ks;
+
+		thps_khugepaged_stats(x->m, &ks);
+		return f->item == SCN_KHP_full_scans
+			       ? (int64_t)(ks.full_scans - x->khp0.full_scans)
+			       : (int64_t)(ks.pages_collapsed - x->khp0.pages_collapsed);
+	}
 	}
 	return 0;
 }
@@ -282,6 +291,7 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 		goto out;
 	thps_vmstat(x.m, x.base);
 	thps_meminfo(x.m, x.meminfo0);
+	thps_khugepaged_stats(x.m, &x.khp0);
 	x.json = open_memstream(&buf, &len);
 	for (int i = 0; i < s->nsteps; i++) {
 		if (!scn_guard_holds(&s->steps[i], x.m))
