@@ -412,7 +412,10 @@ static int step_mapping(struct diff *d, const struct op *op, int slot)
 		d->nskipped++;
 		return 1;
 	}
-	if (e.collapse) {
+	/* judged by collapse.c on a machine of its own; with other threads in
+	 * it (the shared machine) the counters it reads are theirs too, and
+	 * only the answer is checked, as any of MADV_COLLAPSE's */
+	if (e.collapse && !d->cfg.shared) {
 		char why[512];
 
 		note(d, 0); /* its answer depends on the THP settings */
@@ -671,7 +674,8 @@ int diff_step(struct diff *d, const struct op *op)
 	case OP_khugepaged: {
 		char why[512];
 
-		if (!op->seed || op->seed > 100) {
+		/* thps_khugepaged_run wants no other thread in the model */
+		if (!op->seed || op->seed > 100 || d->cfg.shared) {
 			d->nskipped++;
 			return 0;
 		}
