@@ -65,7 +65,7 @@ PROGS := $(patsubst tests/progs/%.c,$(O)/progs/%,$(wildcard tests/progs/*.c))
 # tests/fuzz: the reference model, the differential executor, the generator
 # (tests/fuzz/README.md).  A fuzz target is tests/fuzz/fuzz_NAME.c with a
 # seed corpus in tests/fuzz/corpus/NAME/.
-FUZZ_SRC := tests/fuzz/ref.c tests/fuzz/ops.c tests/fuzz/diff.c tests/fuzz/gen.c tests/fuzz/repro.c
+FUZZ_SRC := tests/fuzz/ref.c tests/fuzz/ops.c tests/fuzz/diff.c tests/fuzz/collapse.c tests/fuzz/gen.c tests/fuzz/repro.c
 FUZZ_OBJ := $(FUZZ_SRC:%.c=$(O)/%.o)
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)

@@ -89,7 +89,7 @@ static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/khugepaged/max_ptes_shared", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_shared), "0..511: pages mapped by another process (after fork) khugepaged "
 	  "collapses over",
-	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 2 },
+	  FUZZ("256", "0", "1", "511"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 2 },
 	{ "transparent_hugepage/khugepaged/max_ptes_swap", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_swap), "0..511: swap entries khugepaged collapses over (no swap is "
 	  "modelled: accepted, no effect)",

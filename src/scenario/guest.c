@@ -137,6 +137,17 @@ static int read_full_scans(uint64_t *out)
 	return 0;
 }
 
+int scn_khugepaged_counter(const char *name, uint64_t *out)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), KHUGEPAGED_DIR "%s", name);
+	if (sysfile_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	*out = strtoull(buf, NULL, 10);
+	return 0;
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;

@@ -54,6 +54,9 @@ int scn_in_guest(void);
  * the scenario's processes; at most timeout_ms), then hold it again.
  * 0, or -errno with why in buf.  On a host both do nothing and fail.
  */
+/* A transparent_hugepage/khugepaged/ file read as a number (any machine):
+ * 0, or -1 when it cannot be read. */
+int scn_khugepaged_counter(const char *name, uint64_t *out);
 int scn_guest_khugepaged_hold(struct scn_guest_thp *saved);
 int scn_guest_khugepaged_scans(uint64_t n, int timeout_ms, char *why, size_t len);
 

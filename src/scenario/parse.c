@@ -294,6 +294,23 @@ static int parse_figure(struct parser *p, int *i, struct scn_figure *f)
 			}
 		return perr(p, n->col, "unknown hugepages-<size>kB/stats/ item '%.*s'", n->len, n->s);
 	}
+	if (tok_is(t, "khugepaged")) {
+		struct tok *n;
+
+		if (++*i >= p->nt)
+			return perr(p, t->col + t->len + 1, "expected a khugepaged counter "
+				    "(pages_collapsed, full_scans)");
+		n = &p->t[*i];
+		f->kind = FIG_KHUGEPAGED;
+		for (int k = 0; k < SCN_NR_KHUGEPAGED_ITEMS; k++)
+			if (tok_is(n, scn_khugepaged_item_names[k])) {
+				f->item = k;
+				(*i)++;
+				return 0;
+			}
+		return perr(p, n->col, "unknown khugepaged counter '%.*s' (pages_collapsed, full_scans)",
+			    n->len, n->s);
+	}
 	if (tok_is(t, "page")) {
 		int r;
 		uint64_t off;
@@ -329,8 +346,8 @@ static int parse_figure(struct parser *p, int *i, struct scn_figure *f)
 		}
 		return perr(p, name.col,
 			    "expected a figure: a smaps_rollup/status name like Rss or AnonHugePages "
-			    "(optionally PROC.Rss), vmstat NAME, meminfo NAME, mthp SIZE NAME or page REGION OFF; "
-			    "got '%.*s'",
+			    "(optionally PROC.Rss), vmstat NAME, meminfo NAME, mthp SIZE NAME, khugepaged NAME "
+			    "or page REGION OFF; got '%.*s'",
 			    name.len, name.s);
 	}
 }
@@ -387,7 +404,8 @@ static int parse_expect(struct parser *p, struct scn_step *st)
 		if (parse_size(t->s + neg, t->len - neg, &v))
 			return perr(p, t->col, "expected a number or a size (4K, 2M), got '%.*s'", t->len, t->s);
 		/* sizes name bytes; figures are in kB as /proc shows them */
-		if (has_suffix && st->fig.kind != FIG_VMSTAT && st->fig.kind != FIG_MTHP)
+		if (has_suffix && st->fig.kind != FIG_VMSTAT && st->fig.kind != FIG_MTHP &&
+		    st->fig.kind != FIG_KHUGEPAGED)
 			v >>= 10;
 		st->expect = neg ? -(int64_t)v : (int64_t)v;
 	}

@@ -97,6 +97,12 @@ void scn_add_expect(struct scn_result *r, const struct scn_step *st, int64_t got
 		r->failed_expects++;
 }
 
+#define SCN_KHP_NAME(name) #name,
+const char *const scn_khugepaged_item_names[SCN_NR_KHUGEPAGED_ITEMS] = {
+	SCN_KHUGEPAGED_ITEMS(SCN_KHP_NAME)
+};
+#undef SCN_KHP_NAME
+
 void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char *buf, size_t len)
 {
 	switch (f->kind) {
@@ -108,6 +114,9 @@ void scn_figure_name(const struct scenario *s, const struct scn_figure *f, char 
 		break;
 	case FIG_MEMINFO:
 		snprintf(buf, len, "meminfo %s", thps_meminfo_item_name(f->item));
+		break;
+	case FIG_KHUGEPAGED:
+		snprintf(buf, len, "khugepaged %s", scn_khugepaged_item_names[f->item]);
 		break;
 	case FIG_PAGE:
 		snprintf(buf, len, "%s.page %s+%#llx", s->procs[f->proc], s->regions[f->region],

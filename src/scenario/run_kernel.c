@@ -701,6 +701,8 @@ struct kernel_run {
 	int64_t vm_base[THPS_NR_VM_ITEMS];
 	/* hugepages-<size>kB/stats/ at the start, -1 where this kernel has none */
 	int64_t mthp_base[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
+	uint64_t khp_base[SCN_NR_KHUGEPAGED_ITEMS]; /* khugepaged/ counters at the start */
+	int khp_ok;                                  /* they could be read */
 	/* vmstat events summed over the steps' own execution: /proc/vmstat
 	 * is system-wide, and other processes fault THPs too (on a kernel
 	 * without the zero page even their reads do), so the window is each
@@ -1050,6 +1052,32 @@ static int figure(struct kernel_run *k, const struct scn_figure *f, int64_t *v, 
 		*v = 0;
 		snprintf(why, len, "meminfo is system-wide");
 		return 0;
+	case FIG_KHUGEPAGED: {
+		uint64_t now;
+
+		*v = 0;
+		if (!k->khp_ok || scn_khugepaged_counter(scn_khugepaged_item_names[f->item], &now)) {
+			snprintf(why, len, "cannot read transparent_hugepage/khugepaged/%s",
+				 scn_khugepaged_item_names[f->item]);
+			return 0;
+		}
+		*v = (int64_t)(now - k->khp_base[f->item]);
+		/* khugepaged is the kernel's own only in a check-kernels guest,
+		 * where nothing but the scenario asks for THPs */
+		if (!scn_in_guest()) {
+			snprintf(why, len, "khugepaged runs with this machine's settings, for every "
+				 "process");
+			return 0;
+		}
+		/* the runner waits for N+1 scans (the scan under way may have
+		 * passed the scenario's processes), the model makes N or N+1 */
+		if (f->item == SCN_KHP_full_scans) {
+			snprintf(why, len, "the guest's runner waits for one scan more than the step "
+				 "asks (the scan under way may have passed the processes)");
+			return 0;
+		}
+		return 1;
+	}
 	case FIG_PAGE: {
 		struct cmd c = { .op = CMD_PAGE, .region = f->region, .off = f->off };
 		struct reply rep;
@@ -1409,6 +1437,10 @@ static int run_kernel(struct kernel_run *kr)
 	}
 	read_vmstat(k.vm_base);
 	read_mthp_base(&k);
+	k.khp_ok = 1;
+	for (int i = 0; i < SCN_NR_KHUGEPAGED_ITEMS; i++)
+		if (scn_khugepaged_counter(scn_khugepaged_item_names[i], &k.khp_base[i]))
+			k.khp_ok = 0;
 	{
 		char *buf = NULL;
 		size_t len = 0;

@@ -28,6 +28,7 @@ struct model_run {
 	uint64_t base[THPS_NR_VM_ITEMS];
 	uint64_t meminfo0[THPS_NR_MEMINFO_ITEMS];
 	uint64_t mthp0[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
+	struct thps_khugepaged_stats khp0; /* khugepaged's counters at the start */
 	FILE *json;
 	int nreports;
 };
@@ -103,6 +104,14 @@ static int64_t figure_value(struct model_run *x, const struct scn_figure *f)
 
 		thps_mthp_stats(x->m, f->order, v);
 		return (int64_t)(v[f->item] - x->mthp0[f->order][f->item]);
+	}
+	case FIG_KHUGEPAGED: {
+		struct thps_khugepaged_stats ks;
+
+		thps_khugepaged_stats(x->m, &ks);
+		return f->item == SCN_KHP_full_scans
+			       ? (int64_t)(ks.full_scans - x->khp0.full_scans)
+			       : (int64_t)(ks.pages_collapsed - x->khp0.pages_collapsed);
 	}
 	}
 	return 0;
@@ -353,6 +362,7 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 	thps_meminfo(x.m, x.meminfo0);
 	for (int o = THPS_MTHP_MIN_ORDER; o <= THPS_MTHP_MAX_ORDER; o++)
 		thps_mthp_stats(x.m, o, x.mthp0[o]);
+	thps_khugepaged_stats(x.m, &x.khp0);
 	x.json = open_memstream(&buf, &len);
 	for (int i = 0; i < s->nsteps; i++) {
 		if (!scn_guard_holds(&s->steps[i], x.m))

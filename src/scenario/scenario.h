@@ -47,7 +47,15 @@ enum scn_figure_kind {
 	FIG_MEMINFO, /* a /proc/meminfo field, kB */
 	FIG_PAGE,    /* what maps one page: enum scn_page_state */
 	FIG_MTHP,    /* hugepages-<size>kB/stats/ITEM of one size, counted from the start */
+	FIG_KHUGEPAGED, /* a transparent_hugepage/khugepaged/ counter counted from the start */
 };
+
+/* The khugepaged/ counters a scenario can expect, by their sysfs names. */
+#define SCN_KHUGEPAGED_ITEMS(X) X(pages_collapsed) X(full_scans)
+#define SCN_KHP_ENUM(name) SCN_KHP_##name,
+enum { SCN_KHUGEPAGED_ITEMS(SCN_KHP_ENUM) SCN_NR_KHUGEPAGED_ITEMS };
+#undef SCN_KHP_ENUM
+extern const char *const scn_khugepaged_item_names[SCN_NR_KHUGEPAGED_ITEMS];
 
 enum scn_page_state {
 	PAGE_NONE,      /* not mapped */

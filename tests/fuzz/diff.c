@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collapse.h"
 #include "diff.h"
 
 #define MAX_ACCESS DIFF_MAX_ACCESS
@@ -212,6 +213,7 @@ static int compare_read(struct diff *d, int slot, uint64_t addr, uint64_t len, c
 		return fail(d, "%s p%d %#" PRIx64 "+%#" PRIx64 ": model %s, reference %s", what, slot,
 			    addr, len, diff_errname(got), diff_errname(want));
 	upto = got ? ok : len;
+	ref_mark_young(&d->ref, slot, addr, upto); /* the accessed bit */
 	ref_read(&d->ref, slot, addr, d->rbuf, upto);
 	if (!memcmp(d->buf, d->rbuf, upto))
 		return 0;
@@ -242,7 +244,8 @@ static int resync_write(struct diff *d, int slot, uint64_t addr, uint64_t len, c
 		} else if (r) {
 			return fail(d, "write -ENOMEM, then reading %#" PRIx64 " back: %s", a,
 				    diff_errname(r));
-		} else if (!stopped && !memcmp(now, new_ + off, chunk)) {
+		} else if ((ref_mark_young(&d->ref, slot, a, chunk), !stopped) &&
+			   !memcmp(now, new_ + off, chunk)) {
 			ref_write(&d->ref, slot, a, now, chunk);
 		} else if (!memcmp(now, old, chunk)) {
 			stopped = true;
@@ -409,6 +412,19 @@ static int step_mapping(struct diff *d, const struct op *op, int slot)
 		d->nskipped++;
 		return 1;
 	}
+	/* judged by collapse.c on a machine of its own; with other threads in
+	 * it (the shared machine) the counters it reads are theirs too, and
+	 * only the answer is checked, as any of MADV_COLLAPSE's */
+	if (e.collapse && !d->cfg.shared) {
+		char why[512];
+
+		note(d, 0); /* its answer depends on the THP settings */
+		if (compare_layout(d, slot))
+			return -1;
+		if (collapse_madvise(d, op, slot, why, sizeof(why)))
+			return fail(d, "%s", why);
+		return 0;
+	}
 	switch (op->kind) {
 	case OP_mmap:
 		got = thps_mmap(p, op->addr, op->len, op->prot, op->flags, &out);
@@ -456,6 +472,7 @@ static int step_mapping(struct diff *d, const struct op *op, int slot)
 		break;
 	case OP_madvise:
 		ref_madvise(r, slot, op->addr, op->len, op->prot, path);
+		collapse_note_madvise(d, op, slot, got);
 		break;
 	default:
 		ref_mremap(r, slot, op->addr, op->len, op->len2, op->flags, op->addr2, path);
@@ -490,6 +507,7 @@ static int step_write(struct diff *d, const struct op *op, int slot)
 		fail(d, "%s: model %s, reference %s", line, diff_errname(got), diff_errname(want));
 	} else {
 		ref_write(&d->ref, slot, op->addr, data, got ? ok : op->len);
+		ref_mark_young(&d->ref, slot, op->addr, got ? ok : op->len);
 	}
 	free(data);
 	if (d->failed)
@@ -550,9 +568,11 @@ static int step_touch(struct diff *d, const struct op *op, int slot)
 	if (!op->prot && got != -ENOMEM && t.mismatches != want_mism)
 		return fail(d, "%s: %" PRIu64 " bytes differ from %u, reference %" PRIu64, line,
 			    t.mismatches, t.value, want_mism);
-	if (op->prot && want != -EINVAL)
+	if (want != -EINVAL)
 		for (a = op->addr; a < end && a - op->addr < want_done; a += op->len2) {
-			ref_write(&d->ref, slot, a, &t.value, 1);
+			if (op->prot)
+				ref_write(&d->ref, slot, a, &t.value, 1);
+			ref_mark_young(&d->ref, slot, a, 1);
 			if (a + op->len2 < a)
 				break;
 		}
@@ -574,6 +594,7 @@ static int step_fork(struct diff *d, const struct op *op, int slot)
 		if (got)
 			return fail(d, "thps_proc_new: %s", diff_errname(got));
 		ref_proc_new(&d->ref, slot);
+		d->khugepaged_mm[slot] = 0;
 		return 0;
 	}
 	for (int q = d->cfg.first_slot; q < d->cfg.first_slot + d->cfg.nr_slots; q++)
@@ -596,6 +617,7 @@ static int step_fork(struct diff *d, const struct op *op, int slot)
 	if (got)
 		return fail(d, "fork p%d: %s", slot, diff_errname(got));
 	ref_fork(&d->ref, slot, child);
+	d->khugepaged_mm[child] = d->khugepaged_mm[slot]; /* khugepaged_fork */
 	return 0;
 }
 
@@ -605,7 +627,8 @@ int diff_step(struct diff *d, const struct op *op)
 
 	if (d->failed)
 		return -1;
-	if (op->kind != OP_shrink && op->kind != OP_knob && op->kind != OP_fork && !d->proc[slot]) {
+	if (op->kind != OP_shrink && op->kind != OP_knob && op->kind != OP_fork &&
+	    op->kind != OP_khugepaged && !d->proc[slot]) {
 		d->nskipped++;
 		return 0;
 	}
@@ -643,10 +666,23 @@ int diff_step(struct diff *d, const struct op *op)
 		thps_exit(d->proc[slot]);
 		d->proc[slot] = NULL;
 		ref_exit(&d->ref, slot);
+		d->khugepaged_mm[slot] = 0;
 		break;
 	case OP_shrink:
 		thps_drop_caches(d->m);
 		break;
+	case OP_khugepaged: {
+		char why[512];
+
+		/* thps_khugepaged_run wants no other thread in the model */
+		if (!op->seed || op->seed > 100 || d->cfg.shared) {
+			d->nskipped++;
+			return 0;
+		}
+		if (collapse_khugepaged(d, op, why, sizeof(why)))
+			ret = fail(d, "%s", why);
+		break;
+	}
 	case OP_knob:
 		if (op_knob_name(op->knob) && op_knob_value(op->knob, op->value))
 			thps_knob_set(d->m, op_knob_name(op->knob), op_knob_value(op->knob, op->value));

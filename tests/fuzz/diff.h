@@ -48,6 +48,7 @@ struct diff {
 	uint64_t nskipped; /* operations the reference cannot represent */
 	uint64_t nenomem;  /* -ENOMEM answers the reference accepted */
 	uint64_t transcript; /* hash of every answer (the metamorphic check) */
+	uint8_t khugepaged_mm[REF_MAX_PROCS]; /* surely registered with khugepaged (collapse.c) */
 	bool failed;
 	size_t failed_at;  /* index of the diverging operation */
 	char why[1024];

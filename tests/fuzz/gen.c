@@ -233,6 +233,7 @@ struct op gen_op(struct gen *g, const struct diff *d)
 		[OP_mmap] = 12,  [OP_munmap] = 5, [OP_mprotect] = 7, [OP_mremap] = 8,
 		[OP_madvise] = 10, [OP_read] = 16, [OP_write] = 16,  [OP_touch] = 12,
 		[OP_fork] = 4,   [OP_exit] = 3,   [OP_shrink] = 4,   [OP_knob] = 3,
+		[OP_khugepaged] = 1,
 	};
 	struct op op = { 0 };
 	uint64_t region;
@@ -388,6 +389,9 @@ struct op gen_op(struct gen *g, const struct diff *d)
 			op.kind = OP_shrink;
 		break;
 	}
+	case OP_khugepaged:
+		op.seed = 1 + (uint32_t)rng_below(&g->rng, 3); /* full scans */
+		break;
 	case OP_knob: {
 		int k = (int)rng_below(&g->rng, (uint64_t)nr_op_knobs());
 

@@ -165,6 +165,9 @@ void op_format(const struct op *op, char *buf, size_t len)
 	case OP_exit:
 		snprintf(buf, len, "%s p%d", n, op->proc);
 		break;
+	case OP_khugepaged:
+		snprintf(buf, len, "khugepaged scans=%u", op->seed);
+		break;
 	case OP_knob:
 		snprintf(buf, len, "knob %s %s", op_knob_name(op->knob) ? op_knob_name(op->knob) : "?",
 			 op_knob_value(op->knob, op->value) ? op_knob_value(op->knob, op->value) : "?");
@@ -202,10 +205,10 @@ static int parse_u64(const char *s, uint64_t *out)
 
 /* The keys each kind takes, and where each goes. */
 enum field { F_ADDR, F_LEN, F_PROT, F_FLAGS, F_NEW_LEN, F_NEW_ADDR, F_ADVICE, F_SEED, F_STEP,
-	     F_WRITE, F_VALUE, NR_FIELDS };
+	     F_WRITE, F_VALUE, F_SCANS, NR_FIELDS };
 static const char *const field_names[NR_FIELDS] = { "addr", "len", "prot", "flags", "new_len",
 						    "new_addr", "advice", "seed", "step",
-						    "write", "value" };
+						    "write", "value", "scans" };
 static const unsigned kind_fields[NR_OP_KINDS] = {
 	[OP_mmap] = 1u << F_ADDR | 1u << F_LEN | 1u << F_PROT | 1u << F_FLAGS,
 	[OP_munmap] = 1u << F_ADDR | 1u << F_LEN,
@@ -215,6 +218,7 @@ static const unsigned kind_fields[NR_OP_KINDS] = {
 	[OP_read] = 1u << F_ADDR | 1u << F_LEN,
 	[OP_write] = 1u << F_ADDR | 1u << F_LEN | 1u << F_SEED,
 	[OP_touch] = 1u << F_ADDR | 1u << F_LEN | 1u << F_STEP | 1u << F_WRITE | 1u << F_VALUE,
+	[OP_khugepaged] = 1u << F_SCANS,
 };
 
 static int set_field(struct op *op, enum field f, uint64_t v)
@@ -236,6 +240,11 @@ static int set_field(struct op *op, enum field f, uint64_t v)
 		if (v > INT32_MAX)
 			return -1;
 		op->flags = (int32_t)v;
+		break;
+	case F_SCANS:
+		if (!v || v > 100)
+			return -1;
+		op->seed = (uint32_t)v;
 		break;
 	case F_SEED:
 	case F_VALUE:
@@ -318,7 +327,7 @@ int ops_parse(FILE *f, const char *name, struct op_list *l, char *err, size_t er
 			op_list_push(l, &op);
 			continue;
 		}
-		if (kind != OP_shrink) {
+		if (kind != OP_shrink && kind != OP_khugepaged) {
 			char *p = strtok_r(NULL, " \t\r\n", &save);
 			uint64_t slot;
 
@@ -398,7 +407,7 @@ static const uint8_t kind_table[32] = {
 	OP_mprotect, OP_mremap, OP_mremap,   OP_mremap, OP_madvise, OP_madvise, OP_madvise,
 	OP_read,    OP_read,    OP_read,     OP_write,  OP_write,   OP_write,   OP_write,
 	OP_touch,   OP_touch,   OP_touch,    OP_fork,   OP_fork,    OP_exit,    OP_shrink,
-	OP_shrink,  OP_knob,    OP_read,     OP_touch,
+	OP_shrink,  OP_knob,    OP_khugepaged, OP_touch,
 };
 
 static uint64_t decode_addr(uint8_t sel, uint32_t v)
@@ -499,6 +508,9 @@ void ops_decode(const uint8_t *data, size_t size, struct op_list *l, size_t max_
 		case OP_knob:
 			op.knob = (uint8_t)(sel % nr_op_knobs());
 			op.value = (uint8_t)(cls % op_knob_nr_values(op.knob));
+			break;
+		case OP_khugepaged:
+			op.seed = 1 + x % 3;
 			break;
 		default:
 			break;

@@ -20,6 +20,7 @@
  *   fork     pN                      into the lowest free slot; a free pN: a new process
  *   exit     pN
  *   shrink                           thps_drop_caches
+ *   khugepaged scans=N               thps_khugepaged_run: N full scans (1..100)
  *
  * Numbers take C syntax (0x.., decimal); flags and prot are numeric, with
  * Linux's values (include/thpsim.h).
@@ -44,7 +45,8 @@
 	X(fork)                                                                            \
 	X(exit)                                                                            \
 	X(shrink)                                                                          \
-	X(knob)
+	X(knob)                                                                            \
+	X(khugepaged)
 
 #define OP_ENUM(name) OP_##name,
 enum op_kind { OP_KINDS(OP_ENUM) NR_OP_KINDS };
@@ -57,7 +59,7 @@ struct op {
 	uint8_t value;  /* OP_knob: index into that knob's values */
 	int32_t prot;   /* mmap, mprotect: prot; madvise: advice; touch: 1 = write */
 	int32_t flags;  /* mmap, mremap */
-	uint32_t seed;  /* write: the bytes; touch: the byte */
+	uint32_t seed;  /* write: the bytes; touch: the byte; khugepaged: full scans */
 	uint64_t addr, len;
 	uint64_t len2;  /* mremap: new_len; touch: step */
 	uint64_t addr2; /* mremap: new_addr */

@@ -134,9 +134,11 @@ int ref_fork(struct ref *r, int parent, int child)
 		return -EINVAL;
 	c = r->mm[child];
 	memcpy(c, r->mm[parent], sizeof(*c));
-	for (uint64_t i = 0; i < REF_PAGES; i++)
+	for (uint64_t i = 0; i < REF_PAGES; i++) {
 		if (c->page[i].data)
 			c->page[i].data->refs++;
+		c->page[i].young = 0; /* copy_present_pte: pte_mkold for the child */
+	}
 	return 0;
 }
 
@@ -458,6 +460,10 @@ struct ref_expect ref_madvise(struct ref *r, int slot, uint64_t addr, uint64_t l
 		case MADV_DONTNEED:
 			data_put(p->data);
 			p->data = NULL;
+			p->young = 0;
+			break;
+		case MADV_FREE: /* madvise_free_pte_range: pte_mkold */
+			p->young = 0;
 			break;
 		case MADV_HUGEPAGE:
 			p->flags = (uint8_t)((p->flags & ~RP_NOHUGEPAGE) | RP_HUGEPAGE);
@@ -754,6 +760,21 @@ void ref_write(struct ref *r, int slot, uint64_t addr, const void *buf, size_t l
 		b += chunk;
 		len -= chunk;
 	}
+}
+
+/* ---- the accessed bit ---- */
+void ref_mark_young(struct ref *r, int slot, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~(REF_PAGE_SIZE - 1); len && a < addr + len; a += REF_PAGE_SIZE)
+		if (ref_page_at(r, slot, a))
+			pg(r, slot, a)->young = 1;
+}
+
+void ref_make_old(struct ref *r, int slot, uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr; a < addr + len; a += REF_PAGE_SIZE)
+		if (ref_page_at(r, slot, a))
+			pg(r, slot, a)->young = 0;
 }
 
 /* ---- following the model after -ENOMEM ---- */

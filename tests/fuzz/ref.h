@@ -53,6 +53,7 @@ struct ref_page {
 	uint32_t id;           /* pages with one id are in one VMA (ref.c) */
 	uint8_t prot;          /* PROT_READ|WRITE|EXEC bits */
 	uint8_t flags;         /* RP_* */
+	uint8_t young;         /* accessed since its entry was last made old (ref_mark_young) */
 };
 
 struct ref_mm {
@@ -118,6 +119,18 @@ uint64_t ref_access_ok(const struct ref *r, int slot, uint64_t addr, uint64_t le
 void ref_read(const struct ref *r, int slot, uint64_t addr, void *buf, size_t len);
 void ref_write(struct ref *r, int slot, uint64_t addr, const void *buf, size_t len);
 uint8_t ref_byte(const struct ref *r, int slot, uint64_t addr);
+
+/*
+ * The accessed bit, as far as the reference can be sure of it (a page
+ * accessed by this process since its entry was last made old: fork makes
+ * the child's entries old, copy_present_pte and copy_huge_pmd; MADV_FREE,
+ * madvise_free_pte_range; a collapse maps a new PMD that is not young,
+ * collapse_huge_page).  An entry may be young without this (a huge PMD is
+ * young for all 512 pages once one is accessed, and a split passes that
+ * on), never the other way.  khugepaged wants one young entry in a range.
+ */
+void ref_mark_young(struct ref *r, int slot, uint64_t addr, uint64_t len);
+void ref_make_old(struct ref *r, int slot, uint64_t addr, uint64_t len);
 
 /* Following the model after -ENOMEM (diff.c checks that what it follows is
  * an outcome Linux allows): move one page, unmap one page, a fresh id. */

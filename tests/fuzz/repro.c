@@ -144,7 +144,7 @@ void diff_print_test(FILE *f, const struct op_list *l, const struct diff_cfg *cf
 
 		op_format(op, line, sizeof(line));
 		if (op->kind != OP_shrink && op->kind != OP_knob && op->kind != OP_fork &&
-		    !d.proc[slot]) {
+		    op->kind != OP_khugepaged && !d.proc[slot]) {
 			fprintf(f, "\t/* %s: no such process, skipped */\n", line);
 			continue;
 		}
@@ -213,6 +213,9 @@ void diff_print_test(FILE *f, const struct op_list *l, const struct diff_cfg *cf
 			break;
 		case OP_shrink:
 			fprintf(f, "\tthps_drop_caches(T);\n");
+			break;
+		case OP_khugepaged:
+			fprintf(f, "\tASSERT_OK(thps_khugepaged_run(T, 0, %u));\n", op->seed);
 			break;
 		case OP_knob:
 			fprintf(f, "\tthps_knob_set(T, \"%s\", \"%s\");\n", op_knob_name(op->knob),
