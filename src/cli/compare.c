@@ -53,6 +53,7 @@ static const char usage_text[] =
 	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE [--force]]\n"
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"                      [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS]\n"
+	"                      [--as-recorded]\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"

@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
-	"[--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS]";
+	"[--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] [--as-recorded]";
 
 int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib)
@@ -59,6 +59,10 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		if (cli_parse_u64(argv[++*i], &ms) || !ms || ms > 3600 * 1000)
 			return cli_usage("--sample-ms takes milliseconds, 1 to 3600000");
 		o->sample_every_ms = ms;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--as-recorded")) {
+		o->thp_disabled = 1;
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) {

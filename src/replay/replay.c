@@ -736,6 +736,9 @@ static void do_exec(struct replay *r, const struct trace_event *ev)
 	}
 	if (ev->stack_limit)
 		thps_set_stack_rlimit(p, ev->stack_limit);
+	/* --as-recorded: the recorder's PR_SET_THP_DISABLE (fork inherits it) */
+	if (r->o->thp_disabled)
+		thps_prctl_thp_disable(p, 1);
 	mm->pending_start_brk = ev->start_brk;
 	mm->pending_brk = ev->brk;
 	mm->brk_pending = ev->start_brk != 0;

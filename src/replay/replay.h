@@ -112,6 +112,9 @@ struct replay_opts {
 				    the last record; 0: not at all */
 	int no_khugepaged;       /* --khugepaged off: no background scan during the
 				    trace (MADV_COLLAPSE and --settle still run) */
+	int thp_disabled;        /* --as-recorded: every process under PR_SET_THP_DISABLE,
+				    as the recorder ran them (no THP, MADV_COLLAPSE
+				    fails) */
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */

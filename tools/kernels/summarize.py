@@ -13,8 +13,9 @@ skipped, each diff with both figures, each skip with its reason), and each
 recorded program: the replay's Anonymous and AnonHugePages against the
 guest kernel's own figures, within 3% or 1 MiB (as tools/validate/validate.py
 on a host):
-  off    replay with enabled=never vs what the kernel reported for the
-         recorded run (the trace's KFIG records);
+  off    replay --as-recorded (every process under the recorder's
+         PR_SET_THP_DISABLE) vs what the kernel reported for the recorded
+         run (the trace's KFIG records);
   asked  replay with the recording settings (madvise) vs a real run
          ("thpsim record --measure").
 
