@@ -344,6 +344,18 @@ def markdown(path):
                 r["Anonymous"][1], r["AnonHugePages"][0], r["AnonHugePages"][1],
                 "yes" if r["ok"] else "**no**"))
     p("")
+    p("Multi-size THPs the real run's faults allocated (hugepages-<size>kB/stats/anon_fault_alloc, "
+      "system-wide over the run in a guest that runs nothing else) against the replay's, within "
+      "3% or 1 MiB of folios:")
+    p("")
+    p("| kernel | program | size | model | kernel | ok |")
+    p("|---|---|---|---:|---:|---|")
+    for k in kernels:
+        for r in k.get("mthp", []):
+            p("| %s | %s | %d kB | %d | %d | %s |" % (k["kernel"], r["name"], r["size_kB"],
+                                                   r["model"], r["kernel"],
+                                                   "yes" if r["ok"] else "**no**"))
+    p("")
     p("AnonHugePages over time (kB, each second of the real run; the replay's at the same "
       "moment of the trace, and its lowest and highest within %.1f s):" % SERIES_WINDOW_S)
     p("")
