@@ -341,6 +341,16 @@ void free_pgd_range(struct mm_struct *mm, uint64_t addr, uint64_t end, uint64_t 
 /* Free the PTE table under pmd if every entry is none (CONFIG_PT_RECLAIM). */
 bool try_to_free_pte(struct mm_struct *mm, pmd_t *pmd);
 
+/* ---- a read-only page-table walk (mm/pagewalk.c) ---- */
+struct mm_walk_ops {
+	/* a huge PMD mapping addr's 2 MiB (NULL: skip them) */
+	int (*pmd_entry)(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg);
+	/* a present PTE */
+	int (*pte_entry)(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg);
+};
+int walk_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end,
+			const struct mm_walk_ops *ops, void *arg);
+
 /* ---- reverse map (mm/rmap.c) ---- */
 void folio_add_new_anon_rmap(struct folio *folio, struct vm_area_struct *vma, uint64_t addr,
 			     bool pmd);

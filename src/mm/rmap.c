@@ -271,49 +271,48 @@ uint64_t vma_address(const struct vm_area_struct *vma, uint64_t pgoff)
 	return vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 }
 
+/* What one mm's walk for a folio carries. */
+struct rmap_walk_arg {
+	const struct rmap_range *r;
+	rmap_fn fn;
+	void *arg;
+};
+
+static int rmap_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg)
+{
+	struct rmap_walk_arg *w = arg;
+
+	if (pmd_pfn(pmd) != w->r->pfn)
+		return 0;
+	return w->fn(vma->vm_mm, vma, addr & HPAGE_PMD_MASK, true, w->arg);
+}
+
+static int rmap_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+{
+	struct rmap_walk_arg *w = arg;
+
+	if (pte_special(pte) || pte_pfn(pte) < w->r->pfn || pte_pfn(pte) >= w->r->pfn + w->r->nr)
+		return 0;
+	return w->fn(vma->vm_mm, vma, addr, false, w->arg);
+}
+
 static int rmap_walk_mm(struct mm_struct *mm, const struct rmap_range *r, rmap_fn fn, void *arg)
 {
-	struct thps_machine *m = mm->m;
+	static const struct mm_walk_ops ops = { rmap_pmd_entry, rmap_pte_entry };
+	struct rmap_walk_arg w = { r, fn, arg };
 
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
 		uint64_t v_first = vma->vm_pgoff;
 		uint64_t v_last = v_first + ((vma->vm_end - vma->vm_start) >> PAGE_SHIFT);
 		uint64_t lo = r->index > v_first ? r->index : v_first;
 		uint64_t hi = r->index + r->nr < v_last ? r->index + r->nr : v_last;
-		uint64_t addr, end;
+		int ret;
 
 		if (lo >= hi)
 			continue;
-		for (addr = vma_address(vma, lo), end = vma_address(vma, hi); addr < end;) {
-			pmd_t *pmd = pmd_walk(mm, addr);
-			uint64_t next = pmd_addr_end(addr, end);
-			pmd_t v = pmd ? pmdp_get(pmd) : __pmd(0);
-			int ret;
-
-			if (pmd_none(v)) {
-				addr = next;
-				continue;
-			}
-			if (pmd_trans_huge(v)) {
-				if (pmd_pfn(v) == r->pfn) {
-					ret = fn(mm, vma, addr & HPAGE_PMD_MASK, true, arg);
-					if (ret)
-						return ret;
-				}
-				addr = next;
-				continue;
-			}
-			for (; addr < next; addr += PAGE_SIZE) {
-				pte_t pte = ptep_get(pte_offset(m, pmd, addr));
-
-				if (!pte_present(pte) || pte_special(pte) || pte_pfn(pte) < r->pfn ||
-				    pte_pfn(pte) >= r->pfn + r->nr)
-					continue;
-				ret = fn(mm, vma, addr, false, arg);
-				if (ret)
-					return ret;
-			}
-		}
+		ret = walk_page_range_vma(vma, vma_address(vma, lo), vma_address(vma, hi), &ops, &w);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

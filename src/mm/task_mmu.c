@@ -68,39 +68,35 @@ static void smaps_account(struct thps_machine *m, struct mem_size_stats *mss, st
 	}
 }
 
+static int smaps_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg)
+{
+	struct mem_size_stats *mss = arg;
+	struct page *page = vm_normal_page_pmd(vma, pmd);
+
+	(void)addr;
+	if (page) {
+		smaps_account(vma->vm_mm->m, mss, page, true, pmd_dirty(pmd));
+		mss->anonymous_thp += HPAGE_PMD_SIZE;
+	}
+	return 0;
+}
+
+static int smaps_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+{
+	struct page *page = vm_normal_page(vma, pte);
+
+	(void)addr;
+	if (page)
+		smaps_account(vma->vm_mm->m, arg, page, false, pte_dirty(pte));
+	return 0;
+}
+
 static void smaps_walk(struct mm_struct *mm, struct mem_size_stats *mss)
 {
-	struct thps_machine *m = mm->m;
+	static const struct mm_walk_ops ops = { smaps_pmd_entry, smaps_pte_entry };
 
-	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
-		for (uint64_t addr = vma->vm_start, next; addr < vma->vm_end; addr = next) {
-			pmd_t *pmd = pmd_walk(mm, addr);
-			pmd_t v;
-
-			next = pmd_addr_end(addr, vma->vm_end);
-			if (!pmd || pmd_none(v = pmdp_get(pmd)))
-				continue;
-			if (pmd_trans_huge(v)) {
-				struct page *page = vm_normal_page_pmd(vma, v);
-
-				if (page) {
-					smaps_account(m, mss, page, true, pmd_dirty(v));
-					mss->anonymous_thp += HPAGE_PMD_SIZE;
-				}
-				continue;
-			}
-			for (; addr < next; addr += PAGE_SIZE) {
-				pte_t pte = ptep_get(pte_offset(m, pmd, addr));
-				struct page *page;
-
-				if (!pte_present(pte))
-					continue;
-				page = vm_normal_page(vma, pte);
-				if (page)
-					smaps_account(m, mss, page, false, pte_dirty(pte));
-			}
-		}
-	}
+	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next)
+		walk_page_range_vma(vma, vma->vm_start, vma->vm_end, &ops, mss);
 }
 
 int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS])
