@@ -853,7 +853,7 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 {
 	struct rmap_range r = rmap_folio_range(m, folio);
 	struct page *head = (struct page *)folio;
-	bool queued;
+	bool queued, pinned;
 	int err;
 
 	err = rmap_lock_all(m, held);
@@ -881,10 +881,10 @@ static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
 	if (queued)
 		split_queue_del(m, folio);
 	spin_unlock(&m->split_queue_lock);
-	if (folio_ref_count(folio) != folio_mapcount(folio) + 1 ||
-	    (need_underused && !thp_underused(m, folio))) {
+	pinned = folio_ref_count(folio) != folio_mapcount(folio) + 1;
+	if (pinned || (need_underused && !thp_underused(m, folio))) {
 		/* can_split_folio failed: an attempt that counts as failed */
-		if (folio_ref_count(folio) != folio_mapcount(folio) + 1) {
+		if (pinned) {
 			count_mthp_stat(m, folio_order(folio), THPS_MTHP_split_failed);
 			if (folio_test_pmd_mappable(folio))
 				count_vm_event(m, NULL, THPS_VM_thp_split_page_failed);

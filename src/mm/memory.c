@@ -58,14 +58,12 @@ map_new_anon_page(struct vm_area_struct *vma, pte_t *pte, uint64_t addr, struct 
 
 	folio_add_new_anon_rmap(folio, vma, addr, false);
 	entry = maybe_mkwrite(pte_mkdirty(entry), vma);
-	set_pte(pte, entry);
-	if (folio_test_large(folio)) {
-		const int nr = (int)folio_nr_pages(folio);
-
-		folio_ref_add(folio, nr - 1);
-		for (int i = 1; i < nr; i++)
-			set_pte(pte + i, (pte_t){ entry.pte + ((pteval_t)i << PAGE_SHIFT) });
+	if (!folio_test_large(folio)) {
+		set_pte(pte, entry);
+		return;
 	}
+	folio_ref_add(folio, (int)folio_nr_pages(folio) - 1);
+	set_ptes(pte, entry, (int)folio_nr_pages(folio));
 }
 
 /* pte_range_none: nr entries from pte on are all none. */

@@ -165,6 +165,13 @@ static inline pte_t *pte_offset(const struct thps_machine *m, const pmd_t *pmd, 
 static inline pte_t ptep_get(const pte_t *p) { return (pte_t){ READ_ONCE(p->pte) }; }
 static inline pmd_t pmdp_get(const pmd_t *p) { return (pmd_t){ READ_ONCE(p->pmd) }; }
 static inline void set_pte(pte_t *p, pte_t v) { WRITE_ONCE(p->pte, v.pte); }
+/* set_ptes: nr entries from p on, mapping the frames that follow pte's
+ * one after the other with its bits (include/linux/pgtable.h). */
+static inline void set_ptes(pte_t *p, pte_t pte, int nr)
+{
+	for (int i = 0; i < nr; i++, pte.pte += PAGE_SIZE)
+		set_pte(p + i, pte);
+}
 static inline void set_pmd(pmd_t *p, pmd_t v) { WRITE_ONCE(p->pmd, v.pmd); }
 static inline void pte_clear(pte_t *p) { WRITE_ONCE(p->pte, 0); }
 static inline void pmd_clear(pmd_t *p) { WRITE_ONCE(p->pmd, 0); }

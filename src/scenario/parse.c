@@ -277,7 +277,7 @@ static int parse_figure(struct parser *p, int *i, struct scn_figure *f)
 
 		if (tok_size(p, *i + 1, "a folio size (16K .. 2M)", &size))
 			return -1;
-		f->order = size ? __builtin_ctzll(size) - 12 : 0; /* 4 KiB pages */
+		f->order = size ? __builtin_ctzll(size) - __builtin_ctzll(THPS_PAGE_SIZE) : 0;
 		if ((size & (size - 1)) || f->order < THPS_MTHP_MIN_ORDER || f->order > THPS_MTHP_MAX_ORDER)
 			return perr(p, p->t[*i + 1].col, "expected a folio size, a power of two from 16K "
 				    "to 2M (hugepages-<size>kB), got '%.*s'", p->t[*i + 1].len, p->t[*i + 1].s);
