@@ -183,6 +183,13 @@ const char *thps_knob_name(int i);
 const char *thps_knob_help(int i);
 /* The index of the knob named name, or -1. */
 int thps_knob_index(const char *name);
+/* Could the kernel of m's profile take name=value?  0, with the reason in
+ * why, for a file that kernels before some version lack (the knob table's
+ * needs column: hugepages-16kB..1024kB/enabled need thpsim/mthp=1, Linux
+ * 6.8) set to other than its default, which is how such a kernel behaves;
+ * 1 otherwise (an unknown name or bad value too: thps_knob_set says). */
+int thps_knob_offered(thps_machine *m, const char *name, const char *value, char *why,
+		      size_t len);
 /* Value v of those the fuzzers try for knob i; NULL past them, and for a
  * knob they leave alone. */
 const char *thps_knob_fuzz_value(int i, int v);

@@ -4,7 +4,8 @@
  *
  * Each knob is one row of knob_defs: its sysfs name, its values, where it
  * lives in struct knobs, its help line, the values the fuzzers try, how
- * the kernel runner treats a scenario's setting of it, and its default.
+ * the kernel runner treats a scenario's setting of it, its default, and
+ * the profile knob that says whether a kernel has the file at all.
  * Everything that lists knobs reads this table: --set, 'thpsim knobs',
  * the trace header, kernel profiles, the fuzzers, the kernel runner.
  * Defaults are those of Linux 6.18 built with
@@ -35,6 +36,8 @@ struct knob_def {
 	enum thps_knob_kernel kernel; /* how the kernel runner treats a scenario's setting */
 	int def;                   /* the default: the number, or the index in values; a
 				    * knob of profile_changes takes KERNEL_DEFAULT's */
+	const char *needs;         /* a thpsim/ knob that is 0 on kernels without this
+				    * file, which behave as its default (NULL: all have it) */
 };
 
 /* A NULL-terminated list of values, for the fuzz column. */
@@ -54,17 +57,18 @@ static const char *const deferred_split_values[] = { "unmap-and-split", "unmap",
 static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/enabled", enabled_values, 0, 0, K(enabled),
 	  "always|madvise|never: when a fault may map a THP",
-	  FUZZ("always", "madvise", "never"), THPS_KNOB_KERNEL_MODE, THP_MADVISE },
+	  FUZZ("always", "madvise", "never"), THPS_KNOB_KERNEL_MODE, THP_MADVISE, NULL },
 	{ "transparent_hugepage/hugepages-2048kB/enabled", size_enabled_values, 0, 0,
 	  K(hugepages_enabled[9]),
 	  "always|madvise|never|inherit: the PMD size's own setting (Linux 6.8+)",
-	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT },
+	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT, NULL },
 #define MTHP_ROW(kb, order)                                                                  \
 	{ "transparent_hugepage/hugepages-" #kb "kB/enabled", size_enabled_values, 0, 0,       \
 	  K(hugepages_enabled[order]),                                                       \
 	  "always|madvise|never|inherit: may a fault map a " #kb " KiB anonymous folio "       \
 	  "(multi-size THP, Linux 6.8+; default never)",                                     \
-	  FUZZ("never", "always", "madvise", "inherit"), THPS_KNOB_KERNEL_MATCH, THP_NEVER }
+	  FUZZ("never", "always", "madvise", "inherit"), THPS_KNOB_KERNEL_MATCH, THP_NEVER,      \
+	  "thpsim/mthp" }
 	MTHP_ROW(16, 2),
 	MTHP_ROW(32, 3),
 	MTHP_ROW(64, 4),
@@ -75,98 +79,98 @@ static const struct knob_def knob_defs[] = {
 #undef MTHP_ROW
 	{ "transparent_hugepage/defrag", defrag_values, 0, 0, K(defrag),
 	  "always|defer|defer+madvise|madvise|never: may a fault's THP allocation reclaim",
-	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH, DEFRAG_MADVISE },
+	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH, DEFRAG_MADVISE, NULL },
 	{ "transparent_hugepage/use_zero_page", NULL, 0, 1, K(use_zero_page),
 	  "0|1: map the huge zero page on read faults (Linux 3.8+)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1, NULL },
 	{ "transparent_hugepage/shrink_underused", NULL, 0, 1, K(shrink_underused),
 	  "0|1: the deferred-split shrinker also splits underused THPs (Linux 6.12+)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1, NULL },
 	{ "transparent_hugepage/khugepaged/max_ptes_none", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_none), "0..511: none and zero-page entries khugepaged collapses over; "
 	  "zero-filled subpages a THP may hold before it is underused",
-	  FUZZ("511", "0", "1", "64", "256", "510"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR - 1 },
+	  FUZZ("511", "0", "1", "64", "256", "510"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR - 1, NULL },
 	{ "transparent_hugepage/khugepaged/max_ptes_shared", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_shared), "0..511: pages mapped by another process (after fork) khugepaged "
 	  "collapses over",
-	  FUZZ("256", "0", "1", "511"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 2 },
+	  FUZZ("256", "0", "1", "511"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 2, NULL },
 	{ "transparent_hugepage/khugepaged/max_ptes_swap", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_swap), "0..511: swap entries khugepaged collapses over (no swap is "
 	  "modelled: accepted, no effect)",
-	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 8 },
+	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR / 8, NULL },
 	{ "transparent_hugepage/khugepaged/pages_to_scan", NULL, 1, INT_MAX, K(pages_to_scan),
 	  "pages (4 KiB units of progress) khugepaged scans per wake-up",
-	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR * 8 },
+	  NULL, THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR * 8, NULL },
 	{ "transparent_hugepage/khugepaged/scan_sleep_millisecs", NULL, 0, INT_MAX,
 	  K(scan_sleep_millisecs), "simulated ms khugepaged sleeps between wake-ups",
-	  NULL, THPS_KNOB_KERNEL_MATCH, 10000 },
+	  NULL, THPS_KNOB_KERNEL_MATCH, 10000, NULL },
 	{ "transparent_hugepage/khugepaged/alloc_sleep_millisecs", NULL, 0, INT_MAX,
 	  K(alloc_sleep_millisecs), "simulated ms khugepaged sleeps after a failed THP "
 	  "allocation",
-	  NULL, THPS_KNOB_KERNEL_MATCH, 60000 },
+	  NULL, THPS_KNOB_KERNEL_MATCH, 60000, NULL },
 	{ "transparent_hugepage/khugepaged/defrag", NULL, 0, 1, K(khugepaged_defrag),
 	  "0|1: may khugepaged's THP allocation reclaim",
-	  NULL, THPS_KNOB_KERNEL_MATCH, 1 },
+	  NULL, THPS_KNOB_KERNEL_MATCH, 1, NULL },
 	{ "thpsim/huge_zero_page_lifetime", lifetime_values, 0, 0, K(hzp_lifetime),
 	  "refcount (Linux 3.8-4.8: a global reference per mapping) | per-mm (Linux 4.9+: one "
 	  "per address space) | persistent (never freed: the series at patch 9, "
 	  "CONFIG_PERSISTENT_HUGE_ZERO_FOLIO)",
-	  FUZZ("per-mm", "refcount", "persistent"), THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ("per-mm", "refcount", "persistent"), THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/huge_zero_wp", hzp_wp_values, 0, 0, K(hzp_wp),
 	  "write fault on the huge zero page: alloc-or-pte (Linux 3.8-3.14: new THP, else a PTE "
 	  "table with one page) | split (Linux 5.8-6.12: split, copy 4 KiB) | alloc-or-split "
 	  "(Linux 3.15-5.7 and 6.13+: new THP, else split)",
-	  FUZZ("alloc-or-split", "alloc-or-pte", "split"), THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ("alloc-or-split", "alloc-or-pte", "split"), THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/thp_cow", thp_cow_values, 0, 0, K(thp_cow),
 	  "write fault on a THP shared after fork: copy (Linux 3.8-5.7: copy 2 MiB) | split "
 	  "(Linux 5.8+: split the PMD, copy 4 KiB)",
-	  FUZZ("split", "copy"), THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ("split", "copy"), THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/zero_page", NULL, 0, 1, K(zero_page),
 	  "1: read faults map the shared zero page and the huge zero page | 0: they allocate "
 	  "as writes do, as on a kernel booted with pvm_no_zero_page=1 (with "
 	  "split_remap_zero=0: where mm_forbids_zeropage, s390 KVM guests)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 1 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 1, NULL },
 	{ "thpsim/pt_reclaim", NULL, 0, 1, K(pt_reclaim),
 	  "1: MADV_DONTNEED frees a PTE table it emptied (CONFIG_PT_RECLAIM, Linux 6.14+) | 0: "
 	  "the empty table stays in VmPTE",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/split_remap_zero", NULL, 0, 1, K(split_remap_zero),
 	  "1: splitting a THP maps its zero-filled subpages to the zero page (Linux 6.12+) | 0: "
 	  "they stay pages",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/underused_shrinker", NULL, 0, 1, K(underused_shrinker),
 	  "1: the deferred-split shrinker splits underused THPs, thp_underused_split_page "
 	  "(Linux 6.12+) | 0: no such shrinker",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/mprotect_pmd_writable", NULL, 0, 1, K(mprotect_pmd_writable),
 	  "1: mprotect making an exclusive THP writable again writes its PMD writable (Linux "
 	  "6.2+) | 0: the next write faults",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/deferred_split", deferred_split_values, 0, 0, K(deferred_split),
 	  "when a THP is queued for deferred split and thp_deferred_split_page counts: "
 	  "unmap-and-split (Linux 3.8-6.1: when any page loses its last mapping, even as the "
 	  "whole THP is unmapped, and as a split unmaps it) | unmap (Linux 6.2-6.9: not as a "
 	  "split unmaps it) | partial (Linux 6.10+: only when left partially mapped)",
-	  FUZZ("partial", "unmap", "unmap-and-split"), THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ("partial", "unmap", "unmap-and-split"), THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/collapse_ro", NULL, 0, 1, K(collapse_ro),
 	  "1: MADV_COLLAPSE collapses a range none of whose entries is writable (Linux 6.18+) | "
 	  "0: it refuses it (SCAN_PAGE_RO: after fork, until a write fault)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/wp_reuse_large", NULL, 0, 1, K(wp_reuse_large),
 	  "1: a write fault on a read-only page of a PTE-mapped large folio that only this "
 	  "process maps reuses it (Linux 6.15+, __wp_can_reuse_large_anon_folio) | 0: it copies "
 	  "4 KiB, leaving the folio partially mapped",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/mthp", NULL, 0, 1, K(mthp),
 	  "1: a fault may map an anonymous folio of any size hugepages-<size>kB/enabled allows "
 	  "(multi-size THP, Linux 6.8+) | 0: only 4 KiB pages and 2 MiB THPs (the sizes below "
 	  "2 MiB are not offered)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 	{ "thpsim/collapse_pte_batch", NULL, 0, 1, K(collapse_pte_batch),
 	  "1: a collapse unmaps the entries of a PTE-mapped THP together (Linux 6.17+: it is "
 	  "never seen partially mapped) | 0: one entry at a time (the first queues it for "
 	  "deferred split)",
-	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0 },
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 };
 #undef K
 
@@ -449,6 +453,30 @@ int thps_knob_set(thps_machine *m, const char *name, const char *value)
 		WRITE_ONCE(*knob_field(&m->knobs, d), v);
 	spin_unlock(&m->knob_lock);
 	return err;
+}
+
+int thps_knob_offered(thps_machine *m, const char *name, const char *value, char *why,
+		      size_t len)
+{
+	const struct knob_def *d = find_knob(name), *nd;
+	struct knobs k = knobs_read(m);
+	const char *since = "?";
+	int v;
+
+	if (!d || !d->needs || (!parse_value(d, value, &v) && v == d->def))
+		return 1;
+	nd = find_knob(d->needs);
+	if (!nd || *knob_field(&k, nd))
+		return 1;
+	/* the first version whose profile has the file */
+	for (size_t i = 0; i < ARRAY_SIZE(profile_changes); i++)
+		if (!strcmp(profile_changes[i].knob, d->needs) && strcmp(profile_changes[i].value, "0")) {
+			since = profile_changes[i].since;
+			break;
+		}
+	snprintf(why, len, "%s: a kernel before Linux %s (%s=0) has no such file", name, since,
+		 d->needs);
+	return 0;
 }
 
 int thps_knob_get(thps_machine *m, const char *name, char *buf, size_t len)

@@ -303,24 +303,18 @@ int scn_model_report(struct model_run *x, const struct scn_step *st)
 }
 
 /*
- * A kernel before Linux 6.8 (thpsim/mthp=0) has no hugepages-<size>kB/ below
- * 2 MiB: a scenario that turns one on is skipped, as on such a kernel,
- * where the file is missing (run_kernel.c).
+ * A setting the profile's kernel has no file for (thps_knob_offered: a
+ * kernel before Linux 6.8 has no hugepages-<size>kB/ below 2 MiB) skips
+ * the scenario, as the kernel side does where the file is missing
+ * (run_kernel.c).
  */
-static int size_not_offered(struct model_run *x, const struct scn_step *st)
+static int knob_not_offered(struct model_run *x, const struct scn_step *st)
 {
-	static const char prefix[] = "transparent_hugepage/hugepages-";
-	char mthp[8] = "";
-
-	if (st->op != SCN_SET || strncmp(st->knob, prefix, sizeof(prefix) - 1) ||
-	    !strncmp(st->knob + sizeof(prefix) - 1, "2048kB/", 7) || !strcmp(st->knob_value, "never"))
-		return 0;
-	thps_knob_get(x->m, "thpsim/mthp", mthp, sizeof(mthp));
-	if (strcmp(mthp, "0"))
+	if (st->op != SCN_SET ||
+	    thps_knob_offered(x->m, st->knob, st->knob_value, x->r->skip_reason,
+			      sizeof(x->r->skip_reason)))
 		return 0;
 	x->r->skipped = 1;
-	snprintf(x->r->skip_reason, sizeof(x->r->skip_reason),
-		 "%s: a kernel before Linux 6.8 (thpsim/mthp=0) has no such size", st->knob);
 	return 1;
 }
 
@@ -372,7 +366,7 @@ int scenario_run_model(const struct scenario *s, const struct kprofile *base,
 			step_error(&x, &s->steps[i], err);
 			break;
 		}
-		if (size_not_offered(&x, &s->steps[i]))
+		if (knob_not_offered(&x, &s->steps[i]))
 			break;
 	}
 	if (!err && !r->skipped) {

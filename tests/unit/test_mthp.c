@@ -56,3 +56,24 @@ TEST(mthp_not_offered_before_6_8)
 	ASSERT_EQ(mthp(4, THPS_MTHP_anon_fault_alloc), 0);
 	ASSERT_EQ(tpage(p, a + PAGE).present, 0);
 }
+
+/* The sizes below 2 MiB came with Linux 6.8 ("mm: thp: introduce multi-size
+ * THP sysfs interface"); hugepages-2048kB/enabled is emulated with the
+ * global mode on older kernels, and a size set to never is how a kernel
+ * without the file behaves, so only those other settings are refused. */
+TEST(mthp_knob_offered_from_6_8)
+{
+	static const char k64[] = "transparent_hugepage/hugepages-64kB/enabled";
+	char why[160] = "";
+
+	tmachine(64, "thpsim/kernel=6.1", NULL);
+	ASSERT_EQ(thps_knob_offered(T, k64, "always", why, sizeof(why)), 0);
+	ASSERT(strstr(why, "Linux 6.8") && strstr(why, "thpsim/mthp=0"));
+	ASSERT_EQ(thps_knob_offered(T, k64, "madvise", why, sizeof(why)), 0);
+	ASSERT_EQ(thps_knob_offered(T, k64, "never", why, sizeof(why)), 1);
+	ASSERT_EQ(thps_knob_offered(T, "transparent_hugepage/hugepages-2048kB/enabled", "always",
+				    why, sizeof(why)), 1);
+	ASSERT_EQ(thps_knob_offered(T, "transparent_hugepage/enabled", "always", why, sizeof(why)), 1);
+	tknob("thpsim/kernel", "6.8");
+	ASSERT_EQ(thps_knob_offered(T, k64, "always", why, sizeof(why)), 1);
+}
