@@ -66,7 +66,7 @@ _Noreturn void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 
 #define HPAGE THPS_HPAGE_PMD_SIZE
 #define PAGE THPS_PAGE_SIZE
 
-/* ---- helpers (tests/unit/helpers.c) ----
+/* ---- helpers (tests/unit/harness.c) ----
  * Each runs the whole-state checker after its step and fails the test, with
  * the checker's message, when the state is inconsistent. */
 extern thps_machine *T; /* the current test's machine */

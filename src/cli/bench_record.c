@@ -92,9 +92,9 @@ static int cmp_double(const void *a, const void *b)
  * median per wall-clock second.  0 on failure.
  */
 #define REPLAY_RUNS 5
-#define REPLAY_GOAL 20e6 /* records per second on one core (issue 5) */
-#define KHUG_GOAL 0.8    /* khugepaged on over off (issue 17) */
-#define MTHP_GOAL 0.8    /* 64 KiB folios on over off (issue 18) */
+#define REPLAY_GOAL 20e6 /* records per second on one core */
+#define KHUG_GOAL 0.8    /* replay speed, khugepaged on over off */
+#define MTHP_GOAL 0.8    /* replay speed, 64 KiB folios on over off */
 
 /* What one replay runs under: transparent_hugepage/enabled, one more knob
  * (or none), khugepaged off. */

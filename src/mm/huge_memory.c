@@ -838,7 +838,11 @@ static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t 
 }
 
 /*
- * split_folio to order 0 for the deferred-split shrinker.  Every process's
+ * split_huge_page_to_list_to_order, for the deferred-split shrinker and
+ * split_folio.  new_order must be 0: the anonymous paths of the kernels
+ * modelled split only to order 0 (deferred_split_scan, MADV_FREE,
+ * reclaim); splits to a larger order are file truncation's and debugfs's,
+ * which the model does not have, so another order is -EINVAL.  Every process's
  * lock is taken (trylock: -EBUSY if one is busy).  A folio that is not
  * partially mapped is split only when underused (-EAGAIN otherwise): that
  * test reads its bytes, so it waits for the locks too.  Then every PMD
@@ -848,13 +852,16 @@ static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t 
  * reference stays on the head page.  explicit: the caller (split_folio,
  * for MADV_FREE) asked for this folio and expects it split.
  */
-static int split_folio_to_order0(struct thps_machine *m, struct folio *folio,
-				 struct mm_struct *held, bool need_underused, bool explicit)
+static int split_folio_to_order(struct thps_machine *m, struct folio *folio, int new_order,
+				struct mm_struct *held, bool need_underused, bool explicit)
 {
 	struct rmap_range r = rmap_folio_range(m, folio);
 	struct page *head = (struct page *)folio;
 	bool queued, pinned;
 	int err;
+
+	if (new_order)
+		return -EINVAL;
 
 	err = rmap_lock_all(m, held);
 	if (err)
@@ -946,7 +953,7 @@ int split_folio(struct thps_machine *m, struct folio *folio, struct mm_struct *h
 	int err;
 
 	folio_get(folio);
-	err = split_folio_to_order0(m, folio, held, false, true);
+	err = split_folio_to_order(m, folio, 0, held, false, true);
 	folio_put(m, held, folio);
 	return err;
 }
@@ -977,7 +984,8 @@ unsigned long deferred_split_scan(struct thps_machine *m, struct mm_struct *held
 		bool underused = !partially && KNOB(m, underused_shrinker) &&
 				 KNOB(m, max_ptes_none) != HPAGE_PMD_NR - 1;
 
-		if ((partially || underused) && split_folio_to_order0(m, folio, held, underused, false) == 0) {
+		if ((partially || underused) &&
+		    split_folio_to_order(m, folio, 0, held, underused, false) == 0) {
 			if (underused)
 				count_vm_event(m, NULL, THPS_VM_thp_underused_split_page);
 			split++;

@@ -3,8 +3,8 @@
  * mm/vma.c's unmapping half and mm/util.c).
  *
  * Entry points: thps_mmap, thps_munmap, thps_brk (the system calls, which
- * take the process lock), do_munmap, unmap_region and exit_mmap (used by
- * mremap and exit).
+ * take the process lock), do_munmap and exit_mmap (used by mremap and
+ * exit).
  *
  * Only anonymous private memory is modelled; a shared or file mapping is
  * refused with -EOPNOTSUPP and a message saying so.  Addresses are chosen

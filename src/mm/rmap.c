@@ -13,9 +13,9 @@
  * counts folios mapped by a PMD.  A large folio that loses some but not all
  * of its mappings is queued for deferred split.
  *
- * The reverse walk (rmap_walk_anon) finds every mapping of a folio from its
- * linear page index, which VMAs keep through split and mremap (vm_pgoff),
- * as Linux's anon_vma walk does.
+ * The reverse walk (rmap_walk_locked, for Linux's rmap_walk_anon) finds
+ * every mapping of a folio from its linear page index, which VMAs keep
+ * through split and mremap (vm_pgoff), as Linux's anon_vma walk does.
  */
 #include "internal.h"
 

@@ -3,7 +3,7 @@
  * answers to the memory system calls worked out on it.
  *
  * Sources for each decision, in order of authority: the running kernel
- * (Linux 6.18 on this machine; tools/kernel-probe/errno-probe.c prints what
+ * (Linux 6.18 where this was written; tools/kernel-probe/errno-probe.c prints what
  * it answers to each edge case quoted below), then the kernel's source
  * (do_mmap, __vm_munmap, do_mprotect_pkey, do_madvise, mm/mremap.c's
  * check_mremap_params, check_prep_vma, remap_is_valid, mremap_to,

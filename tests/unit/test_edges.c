@@ -1,5 +1,5 @@
 /*
- * test_edges.c - the user-facing edges of the commands (issue 16): a
+ * test_edges.c - the user-facing edges of the commands: a
  * user's file is never lost or written through a symlink, a failed trace
  * says so, a damaged trace is read up to the damage, a dead worker is an
  * error, and the output formats say what their figures are.

@@ -4,7 +4,7 @@
  *
  * Expected figures are the kernel's: the patches' own text, the Linux 6.18
  * functions they became (mm/huge_memory.c), the selftest
- * tools/testing/selftests/mm/cow.c, and what this machine's kernel showed
+ * tools/testing/selftests/mm/cow.c, and what a Linux 6.18 host showed
  * for the same steps (docs/kernel-observations.md).  Each test runs every
  * lifetime and write-fault choice where the patch's behaviour depends on it.
  */

@@ -99,7 +99,7 @@ TEST(profile_from_a_release_and_a_spec)
 }
 
 /* The running kernel's profile: every knob has a value and a source, and
- * the zero page answer is the probe's, whichever kind this machine is. */
+ * the zero page answer is the probe's, with or without a zero page. */
 TEST(profile_detects_the_running_kernel)
 {
 	const struct kprofile *p = kprofile_host();

@@ -10,7 +10,7 @@
  * MADV_FREE over part of a THP splits it (split_folio) while the
  * deferred-split shrinker on another thread holds a reference it took from
  * the queue.  The model asserted that every reference but the caller's is
- * a mapping (VM_BUG_ON in split_folio_to_order0) and aborted; Linux's
+ * a mapping (VM_BUG_ON in split_folio_to_order) and aborted; Linux's
  * can_split_folio counts the extra pin and the split fails (the range is
  * then left as it is).  Found by "thpsim-soak --threads 4 --seed 2" under
  * ThreadSanitizer.  The other thread's reference is taken by hand here.

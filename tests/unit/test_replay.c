@@ -1,6 +1,6 @@
 /*
  * test_replay.c - traces written by hand, replayed (src/replay): the
- * figures expected are the kernel's, observed on this machine
+ * figures expected are the kernel's, observed on a Linux 6.18 host
  * (docs/kernel-observations.md) or documented Linux behaviour, for the
  * program each trace describes.
  */
@@ -170,7 +170,7 @@ TEST(replay_fork_cow_of_a_thp)
 	ASSERT(!strcmp(child->name, "prog"));
 }
 
-/* Issue 16: for several processes the totals are the machine's (meminfo),
+/* For several processes the totals are the machine's (meminfo),
  * a page shared after fork counting once, and final is never above peak. */
 TEST(replay_machine_totals_count_shared_pages_once)
 {

@@ -77,7 +77,7 @@ TEST(map_stack_is_nohugepage)
 	thps_proc *p;
 	uint64_t a;
 
-	/* observed on this machine's 6.18: MAP_STACK shows VmFlags nh and
+	/* observed on Linux 6.18: MAP_STACK shows VmFlags nh and
 	 * THPeligible 0 */
 	tmachine(256, "transparent_hugepage/enabled=always", NULL);
 	p = tproc();

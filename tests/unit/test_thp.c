@@ -3,8 +3,7 @@
  * MADV_DONTNEED, MADV_FREE, mprotect, mremap, prctl and small VMAs.
  *
  * Each test is one scenario of docs/kernel-observations.md (named S<n>),
- * measured on this machine's Linux 6.18; the expected figures are the
- * kernel's.
+ * observed on a Linux 6.18 host; the expected figures are the kernel's.
  */
 #include "../test.h"
 
