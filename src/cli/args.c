@@ -12,16 +12,6 @@
 
 int cli_exit_signal;
 
-int cli_error(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg_verror(err, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 int cli_usage(const char *fmt, ...)
 {
 	va_list ap;
@@ -158,6 +148,6 @@ int cli_apply_sets(thps_machine *m, const struct knob_sets *sets)
 	int bad, err = knob_sets_apply(m, sets, &bad);
 
 	if (err)
-		cli_error(0, "--set %s=%s: %s", sets->name[bad], sets->value[bad], thps_last_error(m));
+		msg_error(0, "--set %s=%s: %s", sets->name[bad], sets->value[bad], thps_last_error(m));
 	return err;
 }

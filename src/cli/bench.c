@@ -131,13 +131,13 @@ static int measure_memory(const struct bench_opts *o, struct memory_figures *f)
 	f->sim_ram = o->mem_ram;
 	f->host_rss_before = bench_host_rss();
 	if ((err = thps_machine_new(&(struct thps_config){ .ram_bytes = o->mem_ram }, &m)))
-		return cli_error(err, "bench: cannot create a %llu GiB machine",
+		return msg_error(err, "bench: cannot create a %llu GiB machine",
 				 (unsigned long long)(o->mem_ram / GIB));
 	if ((err = thps_proc_new(m, &p)) ||
 	    (err = thps_mmap(p, 0, o->mem_touch, THPS_PROT_READ | THPS_PROT_WRITE,
 			     THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS, &t.addr)) ||
 	    (err = thps_touch(p, &t)) || (err = thps_proc_figures(p, fig))) {
-		cli_error(err, "bench: memory: %s", thps_last_error(m));
+		msg_error(err, "bench: memory: %s", thps_last_error(m));
 		thps_machine_free(m);
 		return err;
 	}
@@ -420,9 +420,9 @@ int cmd_bench(int argc, char **argv)
 	fr.native_4k = bench_native_read(64 * MIB, 0, 1.0, &fr.native_minflt);
 	fr.native_hzp = bench_native_read(1 * GIB, 1, 0.5, &fr.native_hzp_minflt);
 	if (!fr.read_4k || !fr.read_hzp)
-		return cli_error(0, "bench: the model's fault-rate runs failed"), 1;
+		return msg_error(0, "bench: the model's fault-rate runs failed"), 1;
 	if (!fr.native_4k)
-		cli_error(errno, "bench: warning: the native read-fault loop failed");
+		msg_error(errno, "bench: warning: the native read-fault loop failed");
 	if (run_refcount(&o, &tab))
 		return 1;
 	bench_record_collect(&br);

@@ -161,19 +161,19 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 
 	memset(res, 0, sizeof(*res));
 	if ((err = thps_machine_new(&(struct thps_config){ .ram_bytes = bench_refcount_ram(prm) }, &m)))
-		return cli_error(err, "bench: cannot create a simulated machine of %llu GiB "
+		return msg_error(err, "bench: cannot create a simulated machine of %llu GiB "
 				 "for %d threads of %d processes",
 				 (unsigned long long)(bench_refcount_ram(prm) >> 30), nt, prm->procs);
 	if ((err = thps_knob_set(m, "transparent_hugepage/enabled", "always")) ||
 	    (err = thps_knob_set(m, "thpsim/huge_zero_page_lifetime", lifetime))) {
-		cli_error(0, "bench: %s", thps_last_error(m));
+		msg_error(0, "bench: %s", thps_last_error(m));
 		thps_machine_free(m);
 		return err;
 	}
 	w = aligned_alloc(64, sizeof(*w) * (size_t)nt);
 	if (!w) {
 		thps_machine_free(m);
-		return cli_error(-ENOMEM, "bench: %d threads", nt);
+		return msg_error(-ENOMEM, "bench: %d threads", nt);
 	}
 	memset(w, 0, sizeof(*w) * (size_t)nt);
 	for (int i = 0; i < nt; i++) {
@@ -182,7 +182,7 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 		w[i].gate = &gate;
 		w[i].stop = &stop;
 		if ((err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]))) {
-			cli_error(-err, "bench: cannot start thread %d", i + 1);
+			msg_error(-err, "bench: cannot start thread %d", i + 1);
 			break;
 		}
 		started++;
@@ -206,7 +206,7 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 		res->processes += w[i].lifetimes;
 		res->cpu_share += w[i].cpu_s / (t1 - t0) / nt;
 		if (w[i].err && !err)
-			err = cli_error(w[i].err, "bench: %s, thread %d: %s", lifetime, i + 1,
+			err = msg_error(w[i].err, "bench: %s, thread %d: %s", lifetime, i + 1,
 					w[i].why);
 	}
 	thps_vmstat(m, vm);
@@ -217,7 +217,7 @@ int bench_refcount_run(const char *lifetime, const struct refcount_params *prm,
 	 * measures something else */
 	if (!err && (res->faults != res->processes * expect_per_proc ||
 		     vm[THPS_VM_thp_fault_fallback] || !vm[THPS_VM_thp_zero_page_alloc]))
-		err = cli_error(-EPROTO,
+		err = msg_error(-EPROTO,
 				"bench: %s: %llu faults for %llu processes, %llu fallbacks: "
 				"not every fault mapped the huge zero page",
 				lifetime, (unsigned long long)res->faults,

@@ -10,6 +10,7 @@
 
 #include "thpsim.h"
 #include "util/knobs.h"
+#include "util/sysfile.h" /* msg_error: the one-line "thpsim: ..." error */
 
 /* --set KNOB=VALUE arguments, applied to every machine a command makes, are
  * a struct knob_sets (util/knobs.h), which the scenario library takes too. */
@@ -18,7 +19,6 @@
  * dies by the same signal, so a shell sees what the program did. */
 extern int cli_exit_signal;
 
-int cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a usage message and return 2 (the exit code for bad arguments). */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_u64(const char *s, uint64_t *out);

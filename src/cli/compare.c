@@ -112,21 +112,21 @@ static int spool_stream(const char *path, char *tmp, size_t len, int *keep)
 	snprintf(tmp, len, "%s/thpsim-compare-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		cli_error(-errno, "compare: a temporary copy of %s", path);
+		msg_error(-errno, "compare: a temporary copy of %s", path);
 		tmp[0] = 0;
 		return 2;
 	}
 	in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	out = fdopen(fd, "wb");
 	if (!in || !out) {
-		cli_error(-errno, "compare: %s", path);
+		msg_error(-errno, "compare: %s", path);
 		goto fail;
 	}
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, n, out) != n)
 			break;
 	if (ferror(in) || fflush(out) || (*keep = dup(fd)) < 0) {
-		cli_error(-errno, "compare: copying %s to %s", path, tmp);
+		msg_error(-errno, "compare: copying %s to %s", path, tmp);
 		goto fail;
 	}
 	fclose(out);
@@ -557,7 +557,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	/* the chart's file before the work: an existing one is refused now */
 	if (svg_path && outfile_open(&of, svg_path, force, why, sizeof(why)))
-		return cli_error(0, "compare: %s", why), 2;
+		return msg_error(0, "compare: %s", why), 2;
 	if (spool_stream(path, spool, sizeof(spool), &spool_fd)) {
 		outfile_abort(&of);
 		return 2;
@@ -605,9 +605,9 @@ int cmd_compare(int argc, char **argv)
 		for (int e = k + 1; e < n; e++)
 			said |= !pol[e].rc || strcmp(pol[e].err, pol[k].err);
 		if (said)
-			cli_error(0, "compare: policy %s: %s", pol[k].name, pol[k].err);
+			msg_error(0, "compare: policy %s: %s", pol[k].name, pol[k].err);
 		else
-			cli_error(0, "compare: %s", pol[k].err);
+			msg_error(0, "compare: %s", pol[k].err);
 	}
 	if (!failed) {
 		if (json)
@@ -617,7 +617,7 @@ int cmd_compare(int argc, char **argv)
 		if (svg_path) {
 			svg(of.f, path, pol, n);
 			if (outfile_commit(&of, why, sizeof(why))) {
-				cli_error(0, "compare: %s", why);
+				msg_error(0, "compare: %s", why);
 				failed = 1;
 			}
 		}

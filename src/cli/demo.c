@@ -54,7 +54,7 @@ static int run_one(const struct demo_run *run, uint64_t size, const struct knob_
 
 	err = thps_machine_new(&cfg, &m);
 	if (err)
-		return cli_error(err, "cannot create a machine of %llu MiB",
+		return msg_error(err, "cannot create a machine of %llu MiB",
 				 (unsigned long long)(cfg.ram_bytes >> 20));
 	if ((err = cli_apply_sets(m, sets))) {
 		thps_machine_free(m);
@@ -99,7 +99,7 @@ out_proc:
 	thps_exit(proc);
 out:
 	if (err)
-		cli_error(err, "%s: %s", run->name, thps_last_error(m));
+		msg_error(err, "%s: %s", run->name, thps_last_error(m));
 	thps_machine_free(m);
 	return err;
 }

@@ -496,7 +496,7 @@ int cmd_replay(int argc, char **argv)
 	replay_opts_add_sets(&o, &sets);
 	e = replay_run(path, &o, &res, err, sizeof(err));
 	if (e) {
-		cli_error(0, "replay: %s", err);
+		msg_error(0, "replay: %s", err);
 		replay_result_free(&res);
 		return 2; /* an input error: no trace there, or a bad knob value */
 	}

@@ -55,14 +55,7 @@ struct outcome {
 /* The kernel's khugepaged runs on its own: it may wake at a moment no
  * step chose (Linux wakes it at an mm's first registration), so the kernel
  * side of a scenario with a khugepaged step is run again on any difference
- * too, up to NOISE_RETRIES times, and says so. */
-static int has_khugepaged_step(const struct scenario *s)
-{
-	for (int i = 0; i < s->nsteps; i++)
-		if (s->steps[i].op == SCN_KHUGEPAGED)
-			return 1;
-	return 0;
-}
+ * too, up to NOISE_RETRIES times, and says so (scenario_has_op below). */
 
 static int only_vmstat_excess(const struct outcome *o)
 {
@@ -248,7 +241,7 @@ int cmd_validate(int argc, char **argv)
 		compare(&m, &k, o);
 		for (int t = 0; t < NOISE_RETRIES &&
 				(only_vmstat_excess(o) ||
-				 (has_khugepaged_step(&s) && strcmp(o->result, "match") &&
+				 (scenario_has_op(&s, SCN_KHUGEPAGED) && strcmp(o->result, "match") &&
 				  strcmp(o->result, "skipped") && strcmp(o->result, "error")));
 		     t++) {
 			scn_result_free(&k);
@@ -257,7 +250,7 @@ int cmd_validate(int argc, char **argv)
 			if (!strcmp(o->result, "match"))
 				snprintf(o->reason, sizeof(o->reason),
 					 "matched on run %d of the kernel side: %s", t + 2,
-					 has_khugepaged_step(&s)
+					 scenario_has_op(&s, SCN_KHUGEPAGED)
 						 ? "the kernel's khugepaged ran at a moment of its own "
 						   "before, or other processes moved system-wide counters"
 						 : "other processes moved system-wide vmstat counters "

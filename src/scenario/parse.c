@@ -1004,6 +1004,14 @@ int scenario_parse_file(const char *path, struct scenario *s, FILE *err)
 	return ret;
 }
 
+int scenario_has_op(const struct scenario *s, enum scn_op op)
+{
+	for (int i = 0; i < s->nsteps; i++)
+		if (s->steps[i].op == op)
+			return 1;
+	return 0;
+}
+
 void scenario_free(struct scenario *s)
 {
 	free(s->steps);

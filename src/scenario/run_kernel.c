@@ -51,13 +51,6 @@
 /* How long a "khugepaged scans=N" step may wait for khugepaged. */
 #define KHUGEPAGED_TIMEOUT_MS 30000
 
-static int has_khugepaged_step(const struct scenario *s)
-{
-	for (int i = 0; i < s->nsteps; i++)
-		if (s->steps[i].op == SCN_KHUGEPAGED)
-			return 1;
-	return 0;
-}
 #include "scenario.h"
 #include "util/json.h"
 #include "util/kprofile.h"
@@ -992,7 +985,7 @@ static int vm_value(struct kernel_run *k, int item, int64_t *v, char *why, size_
 	 * its events count over the whole run; in a guest nothing else
 	 * collapses (enabled=madvise, no other process asks for THPs) */
 	if ((item == THPS_VM_thp_collapse_alloc || item == THPS_VM_thp_collapse_alloc_failed) &&
-	    has_khugepaged_step(k->s))
+	    scenario_has_op(k->s, SCN_KHUGEPAGED))
 		*v = now[item] - k->vm_base[item];
 	if (!vm_present[item]) {
 		snprintf(why, len, "this kernel has no vmstat item %s", thps_vm_item_name(item));
@@ -1342,7 +1335,7 @@ int scenario_run_kernel(const struct scenario *s, const struct kprofile *profile
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 		scn_guest_thp_apply(s, &saved);
 		/* khugepaged scans only at the scenario's khugepaged steps */
-		if (has_khugepaged_step(s))
+		if (scenario_has_op(s, SCN_KHUGEPAGED))
 			scn_guest_khugepaged_hold(&saved);
 		ret = run_kernel(&k);
 		scn_guest_thp_restore(&saved);
@@ -1370,7 +1363,7 @@ static int run_kernel(struct kernel_run *kr)
 	k.is_root = geteuid() == 0;
 	for (int p = 0; p < SCN_MAX_PROCS; p++)
 		k.pidfd[p] = -1;
-	if (has_khugepaged_step(s) && !scn_in_guest())
+	if (scenario_has_op(s, SCN_KHUGEPAGED) && !scn_in_guest())
 		return skip(r, "%s%s", "'khugepaged scans=N' needs khugepaged's scan_sleep_millisecs "
 			    "and pages_to_scan changed, which the runner does only inside a check-kernels "
 			    "guest: this host's /sys is never written", "");

@@ -138,6 +138,8 @@ int scn_guard_holds(const struct scn_step *st, thps_machine *m);
 int scenario_parse_file(const char *path, struct scenario *s, FILE *err);
 int scenario_parse_string(const char *name, const char *text, struct scenario *s, FILE *err);
 void scenario_free(struct scenario *s);
+/* Does the scenario have a step of this verb? */
+int scenario_has_op(const struct scenario *s, enum scn_op op);
 
 /* ---- results: the named values a run produces ---- */
 struct scn_value {
