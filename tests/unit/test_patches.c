@@ -1,6 +1,7 @@
 /*
  * test_patches.c - one test per patch of "Introduce huge zero page" (Kirill
- * A. Shutemov, 2012; ../shared/seeds/002..011), named after the patch.
+ * A. Shutemov, 2012; ../shared/seeds/002..011), named after the behaviour
+ * it checks; the comment above each gives the patch's number and title.
  *
  * Expected figures are the kernel's: the patches' own text, the Linux 6.18
  * functions they became (mm/huge_memory.c), the selftest
@@ -28,7 +29,7 @@ static thps_proc *proc_with_region(uint64_t len, uint64_t *addr)
 
 /* 01 "thp: huge zero page: basic preparation": one zero-filled order-9
  * page; is_huge_zero_pfn() matches nothing until it exists. */
-TEST(thp_huge_zero_page_basic_preparation)
+TEST(hzp_is_one_zero_filled_order9_page)
 {
 	thps_proc *p;
 	uint64_t a, free_before;
@@ -64,7 +65,7 @@ TEST(thp_huge_zero_page_basic_preparation)
 
 /* 02 "thp: zap_huge_pmd(): zap huge zero pmd": clearing the PMD frees the
  * deposited table and nothing else; Rss never moved. */
-TEST(thp_zap_huge_pmd_zap_huge_zero_pmd)
+TEST(hzp_zap_frees_only_the_deposited_table)
 {
 	for (size_t l = 0; l < 3; l++) {
 		thps_proc *p;
@@ -102,7 +103,7 @@ TEST(thp_zap_huge_pmd_zap_huge_zero_pmd)
 /* 03 "thp: copy_huge_pmd(): copy huge zero page": fork maps the same huge
  * zero page in the child; nothing is allocated; writes stay private
  * (cow.c: "Basic COW after fork() with huge zeropage"). */
-TEST(thp_copy_huge_pmd_copy_huge_zero_page)
+TEST(hzp_fork_maps_it_in_the_child_without_allocating)
 {
 	for (size_t l = 0; l < 3; l++) {
 		thps_proc *p, *c;
@@ -160,7 +161,7 @@ static thps_proc *read_then_write(uint64_t *a, int fail_thp)
  * huge zero page allocates a THP; when none can be had, a PTE table with
  * one new page at the fault address and the zero page elsewhere (3.8), or
  * the same reached by splitting (6.13+); 5.8-6.12 always split. */
-TEST(thp_do_huge_pmd_wp_page_handle_huge_zero_page)
+TEST(hzp_write_allocates_a_thp_or_falls_back_to_ptes)
 {
 	static const char *const wp[] = { "alloc-or-pte", "split", "alloc-or-split" };
 
@@ -207,7 +208,7 @@ TEST(thp_do_huge_pmd_wp_page_handle_huge_zero_page)
 /* 05 "thp: change_huge_pmd(): keep huge zero page write-protected":
  * mprotect of the whole 2 MiB changes the PMD in place; it never becomes
  * writable, so the next write still faults and allocates (notes §3 #11). */
-TEST(thp_change_huge_pmd_keep_huge_zero_page_write_protected)
+TEST(hzp_mprotect_keeps_the_pmd_write_protected)
 {
 	thps_proc *p;
 	uint64_t a;
@@ -236,7 +237,7 @@ TEST(thp_change_huge_pmd_keep_huge_zero_page_write_protected)
 
 /* 06 "thp: change split_huge_page_pmd() interface": splitting takes the VMA
  * and an address, and splits the PMD that maps that address, nothing else. */
-TEST(thp_change_split_huge_page_pmd_interface)
+TEST(hzp_split_takes_the_pmd_of_one_address_only)
 {
 	thps_proc *p;
 	uint64_t a;
@@ -261,7 +262,7 @@ TEST(thp_change_split_huge_page_pmd_interface)
 /* 07 "thp: implement splitting pmd for huge zero page": the PMD becomes a
  * table of 512 zero-page PTEs; the page itself is never split.  Rss stays 0
  * (notes §3 #12, #14, #15). */
-TEST(thp_implement_splitting_pmd_for_huge_zero_page)
+TEST(hzp_split_maps_512_zero_page_ptes)
 {
 	for (size_t l = 0; l < 3; l++) {
 		thps_proc *p;
@@ -296,7 +297,7 @@ TEST(thp_implement_splitting_pmd_for_huge_zero_page)
 
 /* 08 "thp: setup huge zero page on non-write page fault": a read fault in a
  * THP-eligible range maps the huge zero page; one fault per 2 MiB. */
-TEST(thp_setup_huge_zero_page_on_non_write_page_fault)
+TEST(hzp_read_fault_maps_it_once_per_2mib)
 {
 	thps_proc *p;
 	uint64_t a;
@@ -365,7 +366,7 @@ static void *race_first_fault(void *arg)
 /* 09 "thp: lazy huge zero page allocation": nothing is allocated until the
  * first read fault needs it; racing first faults install exactly one, the
  * losers free theirs (cmpxchg on huge_zero_pfn). */
-TEST(thp_lazy_huge_zero_page_allocation)
+TEST(hzp_allocated_at_first_read_fault_exactly_once)
 {
 	thps_proc *p;
 	uint64_t a, b, free0;
@@ -408,7 +409,7 @@ TEST(thp_lazy_huge_zero_page_allocation)
  * page only when its own reference is the last; who holds the others is
  * the lifetime (notes §3 #28: a process reads and exits, drop_caches frees
  * it, the next reader allocates it again). */
-TEST(thp_implement_refcounting_for_huge_zero_page)
+TEST(hzp_shrinker_frees_it_only_when_unreferenced)
 {
 	for (size_t l = 0; l < 3; l++) {
 		thps_proc *p, *c;
@@ -441,7 +442,7 @@ TEST(thp_implement_refcounting_for_huge_zero_page)
 
 /* The shrinker also runs when an allocation fails: an unused huge zero page
  * gives its 2 MiB back to a process that needs them. */
-TEST(thp_refcounting_shrinker_runs_on_allocation_failure)
+TEST(hzp_shrinker_gives_it_back_when_allocation_fails)
 {
 	uint64_t written[2];
 
