@@ -842,10 +842,11 @@ static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t 
  * split_folio.  new_order must be 0: the anonymous paths of the kernels
  * modelled split only to order 0 (deferred_split_scan, MADV_FREE,
  * reclaim); splits to a larger order are file truncation's and debugfs's,
- * which the model does not have, so another order is -EINVAL.  Every process's
- * lock is taken (trylock: -EBUSY if one is busy).  A folio that is not
- * partially mapped is split only when underused (-EAGAIN otherwise): that
- * test reads its bytes, so it waits for the locks too.  Then every PMD
+ * which the model does not have, so another order is -EINVAL.
+ *
+ * Every process's lock is taken (trylock: -EBUSY if one is busy).  A folio
+ * that is not partially mapped is split only when underused (-EAGAIN
+ * otherwise): that test reads its bytes, so it waits for the locks too.  Then every PMD
  * mapping of the folio is split, each page becomes a folio of its own
  * holding one reference per PTE mapping, pages nobody maps are freed and
  * zero-filled ones are remapped to the zero page.  The caller's extra

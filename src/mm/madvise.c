@@ -7,8 +7,8 @@
  * merging VMAs): nothing already mapped changes, later faults see the new
  * eligibility.  MADV_DONTNEED zaps the range: a huge zero PMD wholly inside
  * is cleared, a partly covered huge PMD is split first; with
- * CONFIG_PT_RECLAIM (Linux 6.14+, where built: thpsim/pt_reclaim) a PTE table whose whole
- * 2 MiB it zapped is freed.
+ * CONFIG_PT_RECLAIM (Linux 6.14+, where built: thpsim/pt_reclaim) a PTE
+ * table whose whole 2 MiB it zapped is freed.
  *
  * MADV_FREE marks the process's own pages clean (lazily freeable): Rss does
  * not change, Private_Dirty becomes Private_Clean.  The huge zero page and

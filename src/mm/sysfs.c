@@ -61,7 +61,8 @@ static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/hugepages-2048kB/enabled", size_enabled_values, 0, 0,
 	  K(hugepages_enabled[9]),
 	  "always|madvise|never|inherit: the PMD size's own setting (Linux 6.8+)",
-	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT, NULL },
+	  FUZZ("inherit", "always", "madvise", "never"), THPS_KNOB_KERNEL_PMD_MODE, THP_INHERIT,
+	  NULL },
 #define MTHP_ROW(kb, order)                                                                  \
 	{ "transparent_hugepage/hugepages-" #kb "kB/enabled", size_enabled_values, 0, 0,       \
 	  K(hugepages_enabled[order]),                                                       \
@@ -79,7 +80,8 @@ static const struct knob_def knob_defs[] = {
 #undef MTHP_ROW
 	{ "transparent_hugepage/defrag", defrag_values, 0, 0, K(defrag),
 	  "always|defer|defer+madvise|madvise|never: may a fault's THP allocation reclaim",
-	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH, DEFRAG_MADVISE, NULL },
+	  FUZZ("madvise", "always", "defer", "defer+madvise", "never"), THPS_KNOB_KERNEL_MATCH,
+	  DEFRAG_MADVISE, NULL },
 	{ "transparent_hugepage/use_zero_page", NULL, 0, 1, K(use_zero_page),
 	  "0|1: map the huge zero page on read faults (Linux 3.8+)",
 	  FUZZ_BOOL, THPS_KNOB_KERNEL_MATCH, 1, NULL },
@@ -89,7 +91,8 @@ static const struct knob_def knob_defs[] = {
 	{ "transparent_hugepage/khugepaged/max_ptes_none", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_none), "0..511: none and zero-page entries khugepaged collapses over; "
 	  "zero-filled subpages a THP may hold before it is underused",
-	  FUZZ("511", "0", "1", "64", "256", "510"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR - 1, NULL },
+	  FUZZ("511", "0", "1", "64", "256", "510"), THPS_KNOB_KERNEL_MATCH, HPAGE_PMD_NR - 1,
+	  NULL },
 	{ "transparent_hugepage/khugepaged/max_ptes_shared", NULL, 0, HPAGE_PMD_NR - 1,
 	  K(max_ptes_shared), "0..511: pages mapped by another process (after fork) khugepaged "
 	  "collapses over",
@@ -459,21 +462,23 @@ int thps_knob_offered(thps_machine *m, const char *name, const char *value, char
 		      size_t len)
 {
 	const struct knob_def *d = find_knob(name), *nd;
-	struct knobs k = knobs_read(m);
 	const char *since = "?";
 	int v;
 
 	if (!d || !d->needs || (!parse_value(d, value, &v) && v == d->def))
 		return 1;
 	nd = find_knob(d->needs);
-	if (!nd || *knob_field(&k, nd))
+	if (!nd || READ_ONCE(*knob_field(&m->knobs, nd)))
 		return 1;
 	/* the first version whose profile has the file */
-	for (size_t i = 0; i < ARRAY_SIZE(profile_changes); i++)
-		if (!strcmp(profile_changes[i].knob, d->needs) && strcmp(profile_changes[i].value, "0")) {
-			since = profile_changes[i].since;
+	for (size_t i = 0; i < ARRAY_SIZE(profile_changes); i++) {
+		const struct thps_profile_change *c = &profile_changes[i];
+
+		if (!strcmp(c->knob, d->needs) && strcmp(c->value, "0")) {
+			since = c->since;
 			break;
 		}
+	}
 	snprintf(why, len, "%s: a kernel before Linux %s (%s=0) has no such file", name, since,
 		 d->needs);
 	return 0;
