@@ -19,7 +19,7 @@ usage() { echo "usage: tools/same-behaviour.sh REV [--soak OPS SEED] [TRACE]..."
 [ $# -ge 1 ] || usage
 rev=$1
 shift
-soak_ops= soak_seed=
+soak_ops='' soak_seed=''
 if [ "${1:-}" = --soak ]; then
 	[ $# -ge 3 ] || usage
 	soak_ops=$2 soak_seed=$3
@@ -42,33 +42,38 @@ build() { # DIR: the command and the soak, in DIR/build/same
 build "$work/old"
 build "$here"
 
-outputs() { # DIR OUT
-	local dir=$1 bin=$1/build/same/thpsim out=$2 n t k
+# The replay policies: a name, then its options (one string, split on spaces).
+POLICIES=(
+	"recorded|"
+	"always|--set transparent_hugepage/enabled=always"
+	"never|--set transparent_hugepage/enabled=never"
+	"64k-6.12|--set thpsim/kernel=6.12 --set transparent_hugepage/hugepages-64kB/enabled=always"
+	"as-recorded-6.1|--as-recorded --set thpsim/kernel=6.1"
+)
+
+save() { # FILE COMMAND...: what COMMAND prints, then its exit status
+	local file=$1
+	shift
+	"$@" >"$file" 2>&1
+	echo "exit $?" >>"$file"
+}
+
+outputs() { # DIR OUT TRACE...
+	local dir=$1 bin=$1/build/same/thpsim out=$2 n t k pol
 	shift 2
 	mkdir -p "$out"
 	for f in scenarios/*.scn; do
 		n=$(basename "$f" .scn)
 		for k in 6.18 6.12 6.1 3.8 auto; do
-			"$bin" run "$f" --kernel "$k" --format json >"$out/run-$n@$k" 2>&1
-			echo "exit $?" >>"$out/run-$n@$k"
+			save "$out/run-$n@$k" "$bin" run "$f" --kernel "$k" --format json
 		done
 	done
 	for t in "$@"; do
 		n=$(basename "$t")
-		"$bin" replay "$t" --format json >"$out/replay-$n@recorded" 2>&1
-		echo "exit $?" >>"$out/replay-$n@recorded"
-		"$bin" replay "$t" --format json --set transparent_hugepage/enabled=always \
-			>"$out/replay-$n@always" 2>&1
-		echo "exit $?" >>"$out/replay-$n@always"
-		"$bin" replay "$t" --format json --set transparent_hugepage/enabled=never \
-			>"$out/replay-$n@never" 2>&1
-		echo "exit $?" >>"$out/replay-$n@never"
-		"$bin" replay "$t" --format json --set thpsim/kernel=6.12 \
-			--set transparent_hugepage/hugepages-64kB/enabled=always >"$out/replay-$n@64k-6.12" 2>&1
-		echo "exit $?" >>"$out/replay-$n@64k-6.12"
-		"$bin" replay "$t" --format json --as-recorded --set thpsim/kernel=6.1 \
-			>"$out/replay-$n@as-recorded-6.1" 2>&1
-		echo "exit $?" >>"$out/replay-$n@as-recorded-6.1"
+		for pol in "${POLICIES[@]}"; do
+			# shellcheck disable=SC2086 # the options are split on purpose
+			save "$out/replay-$n@${pol%%|*}" "$bin" replay "$t" --format json ${pol#*|}
+		done
 	done
 	if [ -n "$soak_ops" ]; then
 		"$dir/build/same/thpsim-soak" --ops "$soak_ops" --seed "$soak_seed" --jobs 2 \
@@ -79,7 +84,7 @@ outputs() { # DIR OUT
 outputs "$work/old" "$work/a" "$@"
 outputs "$here" "$work/b" "$@"
 
-total=$(ls "$work/a" | wc -l)
+total=$(find "$work/a" -type f | wc -l)
 diff -r -I '"replay_s"' "$work/a" "$work/b" >"$work/diff"
 cat "$work/diff"
 # (diff -q would count a file whose only change is an ignored line)
