@@ -9,12 +9,22 @@
 # loop stopped early) gets one failure more.  Each failing command is named.
 # MAKE_STATUS is the status of the make that ran the stages: non-zero with
 # no failure counted means a recipe failed outside check-run.sh, which is
-# one failure too.  Ends with "check: N passed, N failed[, N skipped]" and
-# exits 1 on any failure.
+# one failure too.  Under each failing command it prints the failure lines
+# of its log (a line that begins "FAIL", "diff", "fail" or "error", and the
+# indented lines under it; at most 40), so that the tail of make check's
+# output says what failed where the log cannot be read (a CI run).  Ends
+# with "check: N passed, N failed[, N skipped]" and exits 1 on any failure.
 set -u
 logs=${1:?usage: check-summary.sh LOGDIR [MAKE_STATUS]}
 make_status=${2:-0}
 p=0 f=0 s=0 n=0
+
+# The lines of a log that say what failed, indented, at most 40.
+failures() {
+	awk '/^(FAIL|diff|fail|error)[ :]/ { on = 1; print; next }
+		on && /^[ \t]/ { print; next }
+		{ on = 0 }' "$1" 2>/dev/null | head -n 40 | sed 's/^/    /'
+}
 for rcf in "$logs"/*.rc; do
 	[ -e "$rcf" ] || continue
 	name=$(basename "$rcf" .rc)
@@ -29,12 +39,15 @@ for rcf in "$logs"/*.rc; do
 		else
 			lf=1
 			echo "check: $name: FAILED with exit status $rc and no summary line ($log)"
+			failures "$log"
 		fi
 	elif [ "$rc" != 0 ] && [ "$lf" = 0 ]; then
 		lf=1
 		echo "check: $name: FAILED with exit status $rc although its summary counts no failure ($log)"
+		failures "$log"
 	elif [ "$lf" != 0 ]; then
 		echo "check: $name: $lf failed ($log)"
+		failures "$log"
 	fi
 	p=$((p + lp)) f=$((f + lf)) s=$((s + ls)) n=$((n + 1))
 done
