@@ -44,6 +44,7 @@ int cli_apply_sets(thps_machine *m, const struct knob_sets *sets);
 struct json;
 struct scenario;
 struct scn_result;
+struct kprofile;
 /* One scenario run as a JSON object (run, kernel and validate share it). */
 void scn_result_json(struct json *j, const struct scenario *s, const struct scn_result *r,
 		     const char *where);
@@ -55,6 +56,19 @@ int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+/* One scenario judged as validate judges it: the model under prof against
+ * the kernel side, which run_kernel runs (scenario_run_kernel; a test may
+ * give a kernel of its own), again while a difference may be noise.  Sets
+ * *result ("match", "diff", "fail", "error", "skipped", a constant) and
+ * reason; returns the kernel runs taken, -1 when out of memory. */
+struct scenario;
+struct scn_result;
+struct kprofile;
+typedef int (*validate_kernel_runner)(const struct scenario *s, const struct kprofile *prof,
+				      struct scn_result *r);
+int validate_judge(const struct scenario *s, const struct kprofile *prof,
+		   validate_kernel_runner run_kernel, const char **result, char *reason,
+		   size_t len);
 int cmd_bench(int argc, char **argv);
 int cmd_knobs(int argc, char **argv);
 int cmd_kernel_profile(int argc, char **argv);

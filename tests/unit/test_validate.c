@@ -1,0 +1,110 @@
+/*
+ * test_validate.c - how validate judges one scenario when the kernel side
+ * is noisy: a difference that does not repeat is run again and reported as
+ * a match that needed more runs, with what the first run saw; one that
+ * repeats on every run stays a diff; the model's own failures are never
+ * run again.  The kernel here is a stand-in: the model's own figures,
+ * changed on the runs a test chooses.
+ */
+#include <stdlib.h>
+
+#include "../test.h"
+#include "cli/cli.h"
+#include "scenario/scenario.h"
+#include "util/kprofile.h"
+
+static int fake_runs;       /* kernel runs taken so far */
+static int fake_bad_runs;   /* the first this many runs differ */
+static int fake_fail_expect; /* ...by failing an expectation, not a figure */
+
+static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
+		       struct scn_result *r)
+{
+	int ret = scenario_run_model(s, prof, NULL, r);
+
+	if (++fake_runs <= fake_bad_runs) {
+		if (fake_fail_expect && r->nexpects) {
+			r->expects[0].ok = 0;
+			r->failed_expects++;
+		} else if (r->nvalues) {
+			r->values[0].v += 4096;
+		}
+	}
+	return ret;
+}
+
+static int judge_text(const char *text, int bad_runs, int fail_expect, const char **result,
+		      char *reason, size_t len)
+{
+	struct scenario s;
+	struct kprofile p;
+	int runs;
+
+	ASSERT_EQ(kprofile_from_spec(&p, "6.18"), 0);
+	ASSERT_EQ(scenario_parse_string("t.scn", text, &s, stderr), 0);
+	fake_runs = 0;
+	fake_bad_runs = bad_runs;
+	fake_fail_expect = fail_expect;
+	runs = validate_judge(&s, &p, fake_kernel, result, reason, len);
+	scenario_free(&s);
+	ASSERT_EQ(runs, fake_runs);
+	return runs;
+}
+
+#define SCN "mmap A 4M align=2M\nmadvise A 0 4M hugepage\nwrite A 0 1\nexpect Rss == 2M\n"
+
+TEST(validate_a_difference_that_does_not_repeat_matches_and_says_what_run_1_saw)
+{
+	const char *result;
+	char reason[512];
+
+	ASSERT_EQ(judge_text(SCN, 1, 0, &result, reason, sizeof(reason)), 2);
+	ASSERT(!strcmp(result, "match"));
+	ASSERT(strstr(reason, "matched on run 2 of the kernel side"));
+	ASSERT(strstr(reason, "did not repeat"));
+	ASSERT(strstr(reason, "run 1: "));
+	ASSERT(strstr(reason, ", kernel "));
+	/* the third run matches after two that differed */
+	ASSERT_EQ(judge_text(SCN, 2, 0, &result, reason, sizeof(reason)), 3);
+	ASSERT(!strcmp(result, "match"));
+	ASSERT(strstr(reason, "matched on run 3"));
+}
+
+TEST(validate_a_difference_on_every_run_is_a_diff)
+{
+	const char *result;
+	char reason[512];
+
+	ASSERT_EQ(judge_text(SCN, 100, 0, &result, reason, sizeof(reason)), 4);
+	ASSERT(!strcmp(result, "diff"));
+	ASSERT(!strstr(reason, "matched"));
+}
+
+TEST(validate_a_kernel_expectation_that_fails_once_is_run_again)
+{
+	const char *result;
+	char reason[512];
+
+	ASSERT_EQ(judge_text(SCN, 1, 1, &result, reason, sizeof(reason)), 2);
+	ASSERT(!strcmp(result, "match"));
+	ASSERT(strstr(reason, "run 1: the kernel failed line 4: "));
+	ASSERT_EQ(judge_text(SCN, 100, 1, &result, reason, sizeof(reason)), 4);
+	ASSERT(!strcmp(result, "fail"));
+	ASSERT(strstr(reason, "the kernel"));
+}
+
+TEST(validate_the_models_own_failure_is_not_run_again)
+{
+	const char *result;
+	char reason[512];
+
+	/* a wrong expectation fails on both sides alike: run once */
+	ASSERT_EQ(judge_text("mmap A 2M align=2M\nwrite A 0 1\nexpect Rss == 8K\n", 0, 0, &result,
+			     reason, sizeof(reason)), 1);
+	ASSERT(!strcmp(result, "fail"));
+	ASSERT(strstr(reason, "both sides"));
+	/* a model that matches a kernel run needs one run only */
+	ASSERT_EQ(judge_text(SCN, 0, 0, &result, reason, sizeof(reason)), 1);
+	ASSERT(!strcmp(result, "match"));
+	ASSERT(!strcmp(reason, ""));
+}
