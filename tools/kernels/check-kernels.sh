@@ -25,7 +25,11 @@
 # never as passed.
 #
 # Environment: KERNEL_PACKAGES (apt package names where * stands for a
-# number: an ABI or a patch level, so -rt and -cloud flavours never fit),
+# number: an ABI or a patch level, so -rt and -cloud flavours never fit;
+# SUITE:PATTERN takes the package from that suite of Debian's archive,
+# DEBIAN_MIRROR, whose index is fetched into KERNEL_CACHE/apt/SUITE with an
+# apt configuration of its own: this machine's apt sources and lists are
+# never changed), KERNEL_JOBS (guests booted at once, default: the CPUs),
 # KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
 # (install nothing),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
@@ -37,7 +41,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 OUT=$O/kernels
 LOGS=$O/logs
-KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-image-6.12.*+deb12-amd64-unsigned"}
+# 6.1 and 6.12 from this machine's apt lists (bookworm); 6.18 from
+# trixie-backports: the version of the hosts we run on, but booted with the
+# huge zero page, which some of those hosts lack (pvm_no_zero_page=1)
+KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-image-6.12.*+deb12-amd64-unsigned trixie-backports:linux-image-6.18.*+deb13-amd64"}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+KERNEL_JOBS=${KERNEL_JOBS:-1}
 KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 QEMU=${QEMU:-qemu-system-x86_64}
@@ -119,30 +128,63 @@ pattern_re() {
 	printf '^%s$' "$(printf '%s' "$1" | sed 's/[.+]/\\&/g; s/\*/[0-9]+/g')"
 }
 
+# APT: the apt options of the suite being fetched from: none for this
+# machine's own lists; for another suite, a sources list, lists and cache of
+# its own under KERNEL_CACHE/apt/SUITE (set by apt_suite).
+APT=()
+apt_suite() {
+	local suite=$1 d=$KERNEL_CACHE/apt/$1
+	APT=()
+	[ -z "$suite" ] && return 0
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" || return 1
+	echo "deb $DEBIAN_MIRROR $suite main" > "$d/sources.list"
+	APT=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+	     -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Sandbox::User=root)
+}
+
+# The index of a suite of its own, fetched once per run (needs the network,
+# not root: nothing of the machine's apt is written).
+suite_updated=" "
+suite_update_once() {
+	case $suite_updated in *" $1 "*) return 0 ;; esac
+	suite_updated="$suite_updated$1 "
+	say "apt-get update of $1 (its own lists in $KERNEL_CACHE/apt/$1)"
+	apt-get "${APT[@]}" update -qq >/dev/null 2>&1
+}
+
 # The newest package of the apt lists whose name fits the pattern.
 newest_package() {
 	local re
 	re=$(pattern_re "$1")
-	apt-cache search --names-only "$re" 2>/dev/null | awk '{ print $1 }' | grep -E "$re" |
-		sort -V | tail -n 1
+	apt-cache "${APT[@]}" search --names-only "$re" 2>/dev/null | awk '{ print $1 }' |
+		grep -E "$re" | sort -V | tail -n 1
 }
 
-# fetch PATTERN: prints "PACKAGE VERSION DIR" of a usable kernel, or a reason
-# on stderr and fails.
+# fetch [SUITE:]PATTERN: prints "PACKAGE VERSION DIR" of a usable kernel, or
+# a reason on stderr and fails.
 fetch() {
-	local pat=$1 pkg ver dir tmp
-	pkg=$(newest_package "$pat")
-	if [ -z "$pkg" ] && apt_update_once; then
+	local pat=$1 suite="" pkg ver dir tmp
+	if [[ $pat == *:* ]]; then
+		suite=${pat%%:*} pat=${pat#*:}
+	fi
+	apt_suite "$suite" || { echo "cannot make $KERNEL_CACHE/apt/$suite" >&2; return 1; }
+	if [ -n "$suite" ]; then
+		suite_update_once "$suite"
 		pkg=$(newest_package "$pat")
+	else
+		pkg=$(newest_package "$pat")
+		if [ -z "$pkg" ] && apt_update_once; then
+			pkg=$(newest_package "$pat")
+		fi
 	fi
 	if [ -n "$pkg" ]; then
-		ver=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		ver=$(apt-cache "${APT[@]}" policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
 		dir=$KERNEL_CACHE/${pkg}_$ver
 		if [ -n "$ver" ] && [ "$ver" != "(none)" ] && ! [ -f "$dir/complete" ]; then
 			say "fetching $pkg $ver"
 			tmp=$(mktemp -d "$KERNEL_CACHE/.fetch.XXXXXX")
-			if (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" \
-				>/dev/null 2>"$tmp/err") &&
+			if (cd "$tmp" && apt-get "${APT[@]}" download -qq -o APT::Sandbox::User=root \
+				"$pkg=$ver" >/dev/null 2>"$tmp/err") &&
 			   dpkg-deb -x "$tmp"/*.deb "$tmp/x" &&
 			   mkdir -p "$dir" &&
 			   cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz" &&
@@ -170,7 +212,7 @@ fetch() {
 		echo "${base%%_*} ${base#*_} $dir"
 		return 0
 	fi
-	echo "no package $pat in the apt lists and none cached in $KERNEL_CACHE" >&2
+	echo "no package $pat in the apt lists${suite:+ of $suite} and none cached in $KERNEL_CACHE" >&2
 	return 1
 }
 
@@ -201,19 +243,48 @@ cp "$HERE/init" "$HERE/programs" "$ROOT/"
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"
 
-# initramfs RELEASE CONFIG: the common root with this kernel's build
-# configuration as /boot/config-RELEASE, where thpsim kernel-profile reads
-# it (Debian's kernels have no /proc/config.gz)
+# initramfs RELEASE CONFIG: OUT/RELEASE.initramfs.gz, the common root with
+# this kernel's build configuration as /boot/config-RELEASE, where thpsim
+# kernel-profile reads it (Debian's kernels have no /proc/config.gz)
 initramfs() {
 	rm -f "$ROOT"/boot/config-*
 	[ -f "$2" ] && cp "$2" "$ROOT/boot/config-$1"
-	(cd "$ROOT" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$OUT/initramfs.gz"
+	(cd "$ROOT" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) |
+		gzip -1 > "$OUT/$1.initramfs.gz"
+}
+
+# boot N PATTERN PACKAGE VERSION DIR RELEASE: one guest; its row of RUNS goes
+# to OUT/row.N, so that guests booted side by side keep the patterns' order.
+boot() {
+	local n=$1 pat=$2 pkg=$3 ver=$4 dir=$5 rel=$6 t0 rc secs
+	t0=$(date +%s.%N)
+	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
+		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \
+		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
+		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \
+		< /dev/null > "$OUT/$rel.qemu" 2>&1
+	rc=$?
+	secs=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
+	if [ $rc = 124 ]; then
+		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
+			"the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
+	elif [ $rc != 0 ]; then
+		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
+			"qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
+	else
+		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" ran "$secs" "$OUT/$rel.results" "-"
+	fi
+	say "$rel done after $secs s"
 }
 
 # ---- the guests ----
+# Every kernel fetched first (one apt at a time), then the guests booted,
+# KERNEL_JOBS at once: each is one vCPU of TCG, one host CPU.
+n=0
 for pat in $KERNEL_PACKAGES; do
+	n=$((n + 1))
 	if ! got=$(fetch "$pat" 2>"$OUT/fetch.err"); then
-		run_row "$pat" "-" "-" skipped 0 "-" "$(tail -n 1 "$OUT/fetch.err")"
+		RUNS=$OUT/row.$n run_row "$pat" "-" "-" skipped 0 "-" "$(tail -n 1 "$OUT/fetch.err")"
 		say "skipped $pat: $(tail -n 1 "$OUT/fetch.err")"
 		continue
 	fi
@@ -224,23 +295,14 @@ for pat in $KERNEL_PACKAGES; do
 		echo "check-kernels: cannot build the initramfs" >&2
 		exit 2
 	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$KERNEL_JOBS" ]; do
+		wait -n
+	done
 	say "booting $rel ($pkg $ver)"
-	t0=$(date +%s.%N)
-	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
-		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/initramfs.gz" \
-		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
-		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \
-		< /dev/null > "$OUT/$rel.qemu" 2>&1
-	rc=$?
-	secs=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
-	if [ $rc = 124 ]; then
-		run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
-			"the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
-	elif [ $rc != 0 ]; then
-		run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
-			"qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
-	else
-		run_row "$pat" "$pkg" "$ver" ran "$secs" "$OUT/$rel.results" "-"
-	fi
+	boot "$n" "$pat" "$pkg" "$ver" "$dir" "$rel" &
+done
+wait
+for i in $(seq 1 "$n"); do
+	cat "$OUT/row.$i" >> "$RUNS"
 done
 summarize
