@@ -9,7 +9,9 @@ results there between "@@THPSIM-BEGIN NAME@@" and "@@THPSIM-END NAME rc=N@@"
 (tools/kernels/init).
 
 Per kernel: every scenario of "thpsim validate" (match, diff, fail, error,
-skipped, each diff with both figures, each skip with its reason), and each
+skipped, each diff with both figures, each skip with its reason), the same
+again as a host runs it (section validate-host: no /sys written; counted on
+their own, named "as a host: SCENARIO"), and each
 recorded program: the replay's Anonymous and AnonHugePages against the
 guest kernel's own figures, within 3% or 1 MiB (as tools/validate/validate.py
 on a host):
@@ -225,6 +227,23 @@ def save_traces(sec, results):
                 f.write(data)
 
 
+def tally(v, counts, k, prefix):
+    """One validate run's scenarios: counted in counts; each skip, diff and
+    other problem listed in k, the scenario named with prefix."""
+    for s in v["scenarios"]:
+        res = s["result"]
+        counts[res] += 1
+        name = prefix + s["name"]
+        if res == "skipped":
+            k["skips"].append({"scenario": name, "reason": s["reason"]})
+        elif res == "diff":
+            for d in s["diffs"]:
+                k["diffs"].append({"scenario": name, "figure": d["figure"],
+                                   "model": d["model"], "kernel": d["kernel"]})
+        elif res != "match":
+            k["problems"].append("%s: %s: %s" % (name, res, s["reason"]))
+
+
 def kernel_label(pkg, pattern):
     name = pkg if pkg != "-" else pattern
     return re.sub(r"-unsigned$", "", re.sub(r"^linux-image-", "", name))
@@ -257,17 +276,17 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
     if err:
         k["problems"].append("validate: " + err)
     else:
-        for s in v["scenarios"]:
-            res = s["result"]
-            k[res] += 1
-            if res == "skipped":
-                k["skips"].append({"scenario": s["name"], "reason": s["reason"]})
-            elif res == "diff":
-                for d in s["diffs"]:
-                    k["diffs"].append({"scenario": s["name"], "figure": d["figure"],
-                                       "model": d["model"], "kernel": d["kernel"]})
-            elif res != "match":
-                k["problems"].append("%s: %s: %s" % (s["name"], res, s["reason"]))
+        tally(v, k, k, "")
+    # the corpus again as a host runs it (no /sys written; tools/kernels/init):
+    # its own counts, its diffs and problems named "as a host: SCENARIO"
+    k["as_host"] = {"match": 0, "diff": 0, "fail": 0, "error": 0, "skipped": 0}
+    if "validate-host" in sec:
+        vh, herr = load_json(sec, "validate-host")
+        if herr or vh.get("unavailable"):
+            k["problems"].append("validate as a host: " + (herr or vh["unavailable"]))
+            err = err or herr or vh["unavailable"]
+        else:
+            tally(vh, k["as_host"], k, "as a host: ")
     # the recorder's unit tests in the guest: "ok NAME", "FAIL NAME" and
     # "N passed, N failed[, N skipped]"
     k["unit"] = {"passed": 0, "failed": 0, "skipped": 0}
@@ -306,13 +325,16 @@ def markdown(path):
     with open(path) as f:
         kernels = json.load(f)
     p = print
-    p("| kernel | package version | match | diff | fail | error | skipped | programs within 3% or 1 MiB |")
-    p("|---|---|---:|---:|---:|---:|---:|---:|")
+    p("| kernel | package version | match | diff | fail | error | skipped | programs within 3% or 1 MiB "
+      "| as a host: match / not / skipped |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for k in kernels:
         good = sum(1 for r in k["programs"] if r["ok"])
-        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d |" % (
+        h = k.get("as_host", {})
+        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d | %d / %d / %d |" % (
             k["kernel"], k["version"], k["match"], k["diff"], k["fail"], k["error"],
-            k["skipped"], good, len(k["programs"])))
+            k["skipped"], good, len(k["programs"]), h.get("match", 0),
+            h.get("diff", 0) + h.get("fail", 0) + h.get("error", 0), h.get("skipped", 0)))
     p("")
     p("Each diff (one figure of one scenario; model vs the guest kernel):")
     p("")
@@ -331,7 +353,10 @@ def markdown(path):
         if k["status"] != "ran":
             p("| %s | (all) | %s: %s |" % (k["kernel"], k["status"], k["reason"]))
         for s in k["skips"]:
-            p("| %s | %s | %s |" % (k["kernel"], s["scenario"], s["reason"]))
+            if not s["scenario"].startswith("as a host: "):
+                p("| %s | %s | %s |" % (k["kernel"], s["scenario"], s["reason"]))
+    p("")
+    p("(The skips of the runs as a host, each with its reason, are in summary.json.)")
     p("")
     p("Recorded programs (kB, model / kernel):")
     p("")
@@ -385,14 +410,18 @@ def main():
     passed = failed = skipped = 0
     lines = []
     p = lines.append
-    p("%-24s %-9s %5s %5s %5s %5s %7s %9s %7s" % ("kernel", "status", "match", "diff", "fail",
-                                                 "error", "skipped", "programs", "seconds"))
+    p("%-24s %-9s %5s %5s %5s %5s %7s %9s %7s  %s" % (
+        "kernel", "status", "match", "diff", "fail", "error", "skipped", "programs", "seconds",
+        "as a host: match/not/skipped"))
     for k in kernels:
         nprog = len(k["programs"])
         good = sum(1 for r in k["programs"] if r["ok"])
-        p("%-24s %-9s %5d %5d %5d %5d %7d %9s %7.1f" % (
+        h = k.get("as_host", {})
+        p("%-24s %-9s %5d %5d %5d %5d %7d %9s %7.1f  %s" % (
             k["kernel"], k["status"], k["match"], k["diff"], k["fail"], k["error"],
-            k["skipped"], "%d/%d ok" % (good, nprog), k["seconds"]))
+            k["skipped"], "%d/%d ok" % (good, nprog), k["seconds"],
+            "%d/%d/%d" % (h.get("match", 0), h.get("diff", 0) + h.get("fail", 0) +
+                          h.get("error", 0), h.get("skipped", 0)) if h else "-"))
         if k["status"] == "skipped":
             skipped += 1
         elif k["status"] == "failed":
@@ -408,6 +437,10 @@ def main():
         failed += unit["failed"]
         skipped += unit["skipped"]
         failed += k["diff"] + k["fail"] + k["error"] + (nprog - good)
+        h = k.get("as_host", {})
+        passed += h.get("match", 0)
+        failed += h.get("diff", 0) + h.get("fail", 0) + h.get("error", 0)
+        skipped += h.get("skipped", 0)
         failed += k["other_problems"]
         skipped += k["skipped"]
     for k in kernels:
@@ -426,7 +459,8 @@ def main():
         for x in k["problems"]:
             p("  problem  %s" % x)
         for s in k["skips"]:
-            p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
+            if not s["scenario"].startswith("as a host: "):  # counted; listed in summary.json
+                p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
         for x in k.get("notes", []):
             p("  note     %s" % x)
         for r in k["programs"]:

@@ -26,11 +26,17 @@ def scenario(name, result, diffs=(), reason=""):
             "not_compared": []}
 
 
-def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None):
-    """The second serial port of a guest: one program, 'prog'."""
+def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
+          host=None):
+    """The second serial port of a guest: one program, 'prog'; host: the
+    scenarios of the run as a host (validate-host), a dict for the whole
+    JSON, or None for none (a guest of an older init)."""
     out = "@@THPSIM-START@@\r\n"
     out += section("info", "release 9.9.9-test\nuptime_at_init 2.5")
     out += section("validate", json.dumps({"scenarios": scenarios, "summary": {}}), 1)
+    if host is not None:
+        body = host if isinstance(host, dict) else {"scenarios": host, "summary": {}}
+        out += section("validate-host", json.dumps(body), 1)
     proc = {"pid": 100, "name": "prog", "ended_by": "end of trace", "end_s": 1.0,
             "file_copies_kB": 0, "final": {"Anonymous": anon[0], "AnonHugePages": huge[0]}}
     out += section("record prog", "Anonymous: 1 kB")
@@ -120,6 +126,31 @@ def a_diff_fails_and_is_listed(tmp):
                               "model": 1, "kernel": 0}], s[0]["diffs"]
     assert s[0]["skips"] == [{"scenario": "c", "reason": "this kernel has no x"}], s[0]["skips"]
     assert last == "kernels: 2 passed, 1 failed, 1 skipped", last
+
+
+@test
+def the_run_as_a_host_counts_on_its_own(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], host=[
+        scenario("a", "match"), scenario("k", "skipped", reason="this host's /sys is never written")]),
+        "-")])
+    assert rc == 0, (rc, last)
+    assert s[0]["match"] == 1 and s[0]["as_host"]["match"] == 1, s[0]
+    assert s[0]["as_host"]["skipped"] == 1 and s[0]["skipped"] == 0, s[0]
+    assert s[0]["skips"] == [{"scenario": "as a host: k",
+                              "reason": "this host's /sys is never written"}], s[0]["skips"]
+    assert last == "kernels: 3 passed, 0 failed, 1 skipped", last
+    # a diff as a host fails the run and is named so
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], host=[
+        scenario("a", "diff", [("end: Rss", 2048, 4)])]), "-")])
+    assert rc == 1, rc
+    assert s[0]["diffs"] == [{"scenario": "as a host: a", "figure": "end: Rss", "model": 2048,
+                              "kernel": 4}], s[0]["diffs"]
+    assert last == "kernels: 2 passed, 1 failed, 0 skipped", last
+    # a guest that could not hide its command line: one failure, said
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], host={
+        "scenarios": [], "unavailable": "cannot hide thpsim.guest=1 from /proc/cmdline"}), "-")])
+    assert rc == 1, rc
+    assert any("cannot hide" in x for x in s[0]["problems"]), s[0]["problems"]
 
 
 @test
