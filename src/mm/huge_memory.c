@@ -747,7 +747,10 @@ static void split_queue_del(struct thps_machine *m, struct folio *folio)
 	else
 		m->split_queue_tail = prev;
 	folio->_deferred_list.next = folio->_deferred_list.prev = NO_PFN;
-	clear_bit_flags(folio_page(folio, 1), PG_deferred);
+	/* last: a folio being freed that sees it clear (without the lock,
+	 * folio_undo_large_rmappable) is freed after all this, and after a
+	 * scan's last look at it (deferred_split_scan reads its order) */
+	clear_bit_flags_release(folio_page(folio, 1), PG_deferred);
 	WRITE_ONCE(m->split_queue_len, m->split_queue_len - 1);
 }
 
@@ -767,7 +770,10 @@ void folio_undo_large_rmappable(struct thps_machine *m, struct folio *folio)
 {
 	struct page *page1 = folio_page(folio, 1);
 
-	if (folio_order(folio) <= 1 || !test_bit_flags(page1, PG_deferred))
+	/* Linux looks at list_empty(&folio->_deferred_list) without the lock
+	 * (data_race); here the acquire pairs with split_queue_del's release,
+	 * so that the frames are not reused while a scan still reads them */
+	if (folio_order(folio) <= 1 || !test_bit_flags_acquire(page1, PG_deferred))
 		return;
 	spin_lock(&m->split_queue_lock);
 	if (test_bit_flags(page1, PG_deferred))

@@ -74,6 +74,16 @@ static inline void clear_bit_flags(struct page *p, int nr)
 {
 	__atomic_fetch_and(&p->flags, ~(1U << nr), __ATOMIC_RELAXED);
 }
+/* Linux's test_bit_acquire and clear_bit_unlock: a flag whose clearing
+ * publishes what the clearer did before it (see split_queue_del). */
+static inline bool test_bit_flags_acquire(const struct page *p, int nr)
+{
+	return (__atomic_load_n(&p->flags, __ATOMIC_ACQUIRE) >> nr) & 1;
+}
+static inline void clear_bit_flags_release(struct page *p, int nr)
+{
+	__atomic_fetch_and(&p->flags, ~(1U << nr), __ATOMIC_RELEASE);
+}
 /*
  * The non-atomic forms (Linux's __SetPageFoo) are for frames nobody else can
  * reach: free frames under the allocator's locks, a frame being allocated or
