@@ -2,7 +2,9 @@
 # check-run.sh LOGDIR NAME COMMAND [ARG]...: one command of make check.
 #
 # The command's standard output goes to the terminal and to LOGDIR/NAME.log,
-# its exit status to LOGDIR/NAME.rc; tools/check-summary.sh reads both, so a
+# its standard error to the terminal and to LOGDIR/NAME.err (a sanitizer's
+# report, a crash), its exit status to LOGDIR/NAME.rc;
+# tools/check-summary.sh reads them, so a
 # command that fails without printing a summary line still counts as a
 # failure, by name.  Exits with the command's status, or with 0 under
 # CHECK_KEEP_GOING=1: make check sets it so that every command runs after
@@ -14,7 +16,8 @@ shift 2
 mkdir -p "$logs"
 rm -f "$logs/$name.rc"
 set -o pipefail
-"$@" | tee "$logs/$name.log"
+# standard output to fd 3, the outer tee; standard error to the inner tee
+{ "$@" 2>&1 1>&3 3>&- | tee "$logs/$name.err" >&2; } 3>&1 | tee "$logs/$name.log"
 rc=$?
 echo "$rc" > "$logs/$name.rc"
 if [ "$rc" != 0 ]; then

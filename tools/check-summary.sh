@@ -11,7 +11,8 @@
 # no failure counted means a recipe failed outside check-run.sh, which is
 # one failure too.  Under each failing command it prints the failure lines
 # of its log (a line that begins "FAIL", "diff", "fail" or "error", and the
-# indented lines under it; at most 40), so that the tail of make check's
+# indented lines under it; at most 40), or of its standard error (NAME.err:
+# a sanitizer's report), so that the tail of make check's
 # output says what failed where the log cannot be read (a CI run).  Ends
 # with "check: N passed, N failed[, N skipped]" and exits 1 on any failure.
 set -u
@@ -19,11 +20,21 @@ logs=${1:?usage: check-summary.sh LOGDIR [MAKE_STATUS]}
 make_status=${2:-0}
 p=0 f=0 s=0 n=0
 
-# The lines of a log that say what failed, indented, at most 40.
+# The lines of a log that say what failed, indented, at most 40; when it
+# has none, what its standard error (NAME.err) said: a sanitizer's report
+# lines, or else its last 10 lines.
 failures() {
-	awk '/^(FAIL|diff|fail|error)[ :]/ { on = 1; print; next }
+	local err=${1%.log}.err out
+	out=$(awk '/^(FAIL|diff|fail|error)[ :]/ { on = 1; print; next }
 		on && /^[ \t]/ { print; next }
-		{ on = 0 }' "$1" 2>/dev/null | head -n 40 | sed 's/^/    /'
+		{ on = 0 }' "$1" 2>/dev/null | head -n 40)
+	if [ -z "$out" ] && [ -s "$err" ]; then
+		out=$(grep -E '^(WARNING|ERROR|SUMMARY): [A-Za-z]*Sanitizer|runtime error|^    #[0-9] ' \
+			"$err" | head -n 24)
+		[ -n "$out" ] || out=$(tail -n 10 "$err")
+	fi
+	[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/    /'
+	return 0
 }
 for rcf in "$logs"/*.rc; do
 	[ -e "$rcf" ] || continue
