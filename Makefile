@@ -133,15 +133,19 @@ $(O)/fuzz-%: $(O)/tests/fuzz/fuzz_%.o $(FUZZ_LINK)
 # side under -j without two compilers writing the same object or archive.
 LOGS := $(O)/logs
 SHELL := /bin/bash
+# The stages' builds compile on every CPU (the stages' tests themselves run
+# one stage at a time: the kernel side and the guests measure real time and
+# system-wide counters, which other work on the machine disturbs).
+CHECK_J ?= -j$(shell nproc 2>/dev/null || echo 1)
 RUN := tools/check-run.sh $(LOGS)
 
 check-unit:
-	@$(RUN) unit-build $(MAKE) --no-print-directory O=$(O)/test DEBUG=2 \
+	@$(RUN) unit-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/test DEBUG=2 \
 		$(O)/test/thpsim-test $(patsubst $(O)/%,$(O)/test/%,$(PROGS))
 	@$(RUN) unit env THPSIM_PROGS=$(O)/test/progs $(O)/test/thpsim-test
 
 check-asan:
-	@$(RUN) asan-build $(MAKE) --no-print-directory O=$(O)/asan DEBUG=2 \
+	@$(RUN) asan-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/asan DEBUG=2 \
 		SAN=address,undefined OPT=-O1 \
 		$(O)/asan/thpsim-test $(patsubst $(O)/%,$(O)/asan/%,$(PROGS)) \
 		$(O)/asan/thpsim-soak $(addprefix $(O)/asan/fuzz-replay-,$(FUZZ_TARGETS))
@@ -154,7 +158,7 @@ check-asan:
 # injection at every allocation of every scenario, the regression files.
 SOAK_CHECK_OPS ?= 30000
 check-fuzz:
-	@$(RUN) fuzz-build $(MAKE) --no-print-directory O=$(O)/fuzz DEBUG=2 $(O)/fuzz/thpsim-soak \
+	@$(RUN) fuzz-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/fuzz DEBUG=2 $(O)/fuzz/thpsim-soak \
 		$(addprefix $(O)/fuzz/fuzz-replay-,$(FUZZ_TARGETS))
 	@$(foreach t,$(FUZZ_TARGETS),$(RUN) fuzz-replay-$(t) $(O)/fuzz/fuzz-replay-$(t) tests/fuzz/corpus/$(t) &&) \
 	$(RUN) regress $(O)/fuzz/thpsim-soak --replay tests/fuzz/regress/*.ops && \
@@ -162,7 +166,7 @@ check-fuzz:
 	$(RUN) soak $(O)/fuzz/thpsim-soak --ops $(SOAK_CHECK_OPS) --seed 1 --metamorphic-every 16
 
 tsan:
-	@$(RUN) tsan-build $(MAKE) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
+	@$(RUN) tsan-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/tsan DEBUG=1 SAN=thread OPT=-O1 CC=clang \
 		$(O)/tsan/thpsim-test $(O)/tsan/thpsim-soak
 	@$(RUN) tsan env TSAN_OPTIONS=halt_on_error=1 $(O)/tsan/thpsim-test threads && \
 	$(RUN) tsan-soak env TSAN_OPTIONS="halt_on_error=1 suppressions=tests/fuzz/tsan.supp" \
@@ -187,7 +191,7 @@ check-layers:
 # The script writes $(LOGS)/kernels.log itself; its output, the same table,
 # is kept as kernels-qemu.log, which the summary counts.
 check-kernels:
-	@$(RUN) static-build $(MAKE) --no-print-directory O=$(O)/static LDFLAGS=-static \
+	@$(RUN) static-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/static LDFLAGS=-static \
 		PROG_LDFLAGS=-static $(O)/static/thpsim $(O)/static/thpsim-test \
 		$(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 	@$(RUN) summarize python3 tools/kernels/test_summarize.py && \
@@ -198,7 +202,7 @@ check-kernels:
 CHECK_STAGES := check-unit check-fuzz check-asan tsan check-scenarios check-layers check-kernels
 check:
 	@rm -rf $(LOGS) && mkdir -p $(LOGS)
-	@$(RUN) build $(MAKE) --no-print-directory all
+	@$(RUN) build $(MAKE) $(CHECK_J) --no-print-directory all
 	@$(MAKE) --no-print-directory -k CHECK_KEEP_GOING=1 $(CHECK_STAGES); \
 		tools/check-summary.sh $(LOGS) $$?
 
