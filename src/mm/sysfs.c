@@ -465,7 +465,7 @@ int thps_knob_offered(thps_machine *m, const char *name, const char *value, char
 	const char *since = "?";
 	int v;
 
-	if (!d || !d->needs || (!parse_value(d, value, &v) && v == d->def))
+	if (!d || !d->needs || parse_value(d, value, &v) || v == d->def)
 		return 1;
 	nd = find_knob(d->needs);
 	if (!nd || READ_ONCE(*knob_field(&m->knobs, nd)))

@@ -71,6 +71,10 @@ TEST(mthp_knob_offered_from_6_8)
 	ASSERT(strstr(why, "Linux 6.8") && strstr(why, "thpsim/mthp=0"));
 	ASSERT_EQ(thps_knob_offered(T, k64, "madvise", why, sizeof(why)), 0);
 	ASSERT_EQ(thps_knob_offered(T, k64, "never", why, sizeof(why)), 1);
+	/* a bad value is thps_knob_set's to refuse, not a missing file */
+	ASSERT_EQ(thps_knob_offered(T, k64, "sometimes", why, sizeof(why)), 1);
+	ASSERT_EQ(thps_knob_offered(T, "transparent_hugepage/no-such-knob", "1", why, sizeof(why)),
+		  1);
 	ASSERT_EQ(thps_knob_offered(T, "transparent_hugepage/hugepages-2048kB/enabled", "always",
 				    why, sizeof(why)), 1);
 	ASSERT_EQ(thps_knob_offered(T, "transparent_hugepage/enabled", "always", why, sizeof(why)), 1);
