@@ -61,9 +61,6 @@ int cmd_validate(int argc, char **argv);
  * give a kernel of its own), again while a difference may be noise.  Sets
  * *result ("match", "diff", "fail", "error", "skipped", a constant) and
  * reason; returns the kernel runs taken, -1 when out of memory. */
-struct scenario;
-struct scn_result;
-struct kprofile;
 typedef int (*validate_kernel_runner)(const struct scenario *s, const struct kprofile *prof,
 				      struct scn_result *r);
 int validate_judge(const struct scenario *s, const struct kprofile *prof,
