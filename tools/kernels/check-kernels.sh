@@ -29,7 +29,7 @@
 # SUITE:PATTERN takes the package from that suite of Debian's archive,
 # DEBIAN_MIRROR, whose index is fetched into KERNEL_CACHE/apt/SUITE with an
 # apt configuration of its own: this machine's apt sources and lists are
-# never changed), KERNEL_JOBS (guests booted at once, default: the CPUs),
+# never changed), KERNEL_JOBS (guests booted at once, default 1),
 # KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
 # (install nothing),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
@@ -256,7 +256,7 @@ initramfs() {
 # boot N PATTERN PACKAGE VERSION DIR RELEASE: one guest; its row of RUNS goes
 # to OUT/row.N, so that guests booted side by side keep the patterns' order.
 boot() {
-	local n=$1 pat=$2 pkg=$3 ver=$4 dir=$5 rel=$6 t0 rc secs
+	local n=$1 pat=$2 pkg=$3 ver=$4 dir=$5 rel=$6 t0 rc secs status=ran why=-
 	t0=$(date +%s.%N)
 	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \
@@ -266,14 +266,12 @@ boot() {
 	rc=$?
 	secs=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
 	if [ $rc = 124 ]; then
-		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
-			"the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
+		status=failed
+		why="the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
 	elif [ $rc != 0 ]; then
-		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" failed "$secs" "$OUT/$rel.results" \
-			"qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
-	else
-		RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" ran "$secs" "$OUT/$rel.results" "-"
+		status=failed why="qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
 	fi
+	RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" "$status" "$secs" "$OUT/$rel.results" "$why"
 	say "$rel done after $secs s"
 }
 

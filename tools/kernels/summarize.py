@@ -227,6 +227,18 @@ def save_traces(sec, results):
                 f.write(data)
 
 
+# The scenarios of the run as a host are named with this prefix.
+AS_HOST = "as a host: "
+
+
+def host_counts(k):
+    """The run as a host: (match, not matching, skipped); zeros where there
+    was none (a kernel not booted, a guest of an older init)."""
+    h = k.get("as_host", {})
+    return (h.get("match", 0), h.get("diff", 0) + h.get("fail", 0) + h.get("error", 0),
+            h.get("skipped", 0))
+
+
 def tally(v, counts, k, prefix):
     """One validate run's scenarios: counted in counts; each skip, diff and
     other problem listed in k, the scenario named with prefix."""
@@ -273,20 +285,23 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
         k["reason"] = "the guest stopped before its last result (console: %s)" % (
             results[:-len(".results")] + ".console")
     v, err = load_json(sec, "validate")
+    missing = 0  # validate runs whose result is missing or unreadable
     if err:
         k["problems"].append("validate: " + err)
+        missing += 1
     else:
         tally(v, k, k, "")
     # the corpus again as a host runs it (no /sys written; tools/kernels/init):
-    # its own counts, its diffs and problems named "as a host: SCENARIO"
+    # its own counts, its diffs and problems named AS_HOST + SCENARIO
     k["as_host"] = {"match": 0, "diff": 0, "fail": 0, "error": 0, "skipped": 0}
     if "validate-host" in sec:
         vh, herr = load_json(sec, "validate-host")
-        if herr or vh.get("unavailable"):
-            k["problems"].append("validate as a host: " + (herr or vh["unavailable"]))
-            err = err or herr or vh["unavailable"]
+        herr = herr or vh.get("unavailable")
+        if herr:
+            k["problems"].append("validate as a host: " + herr)
+            missing += 1
         else:
-            tally(vh, k["as_host"], k, "as a host: ")
+            tally(vh, k["as_host"], k, AS_HOST)
     # the recorder's unit tests in the guest: "ok NAME", "FAIL NAME" and
     # "N passed, N failed[, N skipped]"
     k["unit"] = {"passed": 0, "failed": 0, "skipped": 0}
@@ -316,7 +331,7 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
     k["notes"] = notes
     k["problems"] += problems
     # a missing validate or program result is a failed check of its own
-    k["other_problems"] = len(problems) + (1 if err else 0)
+    k["other_problems"] = len(problems) + missing
     return k
 
 
@@ -330,11 +345,9 @@ def markdown(path):
     p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for k in kernels:
         good = sum(1 for r in k["programs"] if r["ok"])
-        h = k.get("as_host", {})
-        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d | %d / %d / %d |" % (
+        p("| %s | %s | %d | %d | %d | %d | %d | %d of %d | %d / %d / %d |" % ((
             k["kernel"], k["version"], k["match"], k["diff"], k["fail"], k["error"],
-            k["skipped"], good, len(k["programs"]), h.get("match", 0),
-            h.get("diff", 0) + h.get("fail", 0) + h.get("error", 0), h.get("skipped", 0)))
+            k["skipped"], good, len(k["programs"])) + host_counts(k)))
     p("")
     p("Each diff (one figure of one scenario; model vs the guest kernel):")
     p("")
@@ -353,7 +366,7 @@ def markdown(path):
         if k["status"] != "ran":
             p("| %s | (all) | %s: %s |" % (k["kernel"], k["status"], k["reason"]))
         for s in k["skips"]:
-            if not s["scenario"].startswith("as a host: "):
+            if not s["scenario"].startswith(AS_HOST):
                 p("| %s | %s | %s |" % (k["kernel"], s["scenario"], s["reason"]))
     p("")
     p("(The skips of the runs as a host, each with its reason, are in summary.json.)")
@@ -416,12 +429,10 @@ def main():
     for k in kernels:
         nprog = len(k["programs"])
         good = sum(1 for r in k["programs"] if r["ok"])
-        h = k.get("as_host", {})
         p("%-24s %-9s %5d %5d %5d %5d %7d %9s %7.1f  %s" % (
             k["kernel"], k["status"], k["match"], k["diff"], k["fail"], k["error"],
             k["skipped"], "%d/%d ok" % (good, nprog), k["seconds"],
-            "%d/%d/%d" % (h.get("match", 0), h.get("diff", 0) + h.get("fail", 0) +
-                          h.get("error", 0), h.get("skipped", 0)) if h else "-"))
+            "%d/%d/%d" % host_counts(k) if "as_host" in k else "-"))
         if k["status"] == "skipped":
             skipped += 1
         elif k["status"] == "failed":
@@ -437,10 +448,10 @@ def main():
         failed += unit["failed"]
         skipped += unit["skipped"]
         failed += k["diff"] + k["fail"] + k["error"] + (nprog - good)
-        h = k.get("as_host", {})
-        passed += h.get("match", 0)
-        failed += h.get("diff", 0) + h.get("fail", 0) + h.get("error", 0)
-        skipped += h.get("skipped", 0)
+        hmatch, hnot, hskipped = host_counts(k)
+        passed += hmatch
+        failed += hnot
+        skipped += hskipped
         failed += k["other_problems"]
         skipped += k["skipped"]
     for k in kernels:
@@ -459,7 +470,7 @@ def main():
         for x in k["problems"]:
             p("  problem  %s" % x)
         for s in k["skips"]:
-            if not s["scenario"].startswith("as a host: "):  # counted; listed in summary.json
+            if not s["scenario"].startswith(AS_HOST):  # counted; listed in summary.json
                 p("  skipped  %-26s %s" % (s["scenario"], s["reason"]))
         for x in k.get("notes", []):
             p("  note     %s" % x)
