@@ -72,13 +72,16 @@ static int only_vmstat_excess(const struct outcome *o)
 	return 1;
 }
 
-/* Worth another run of the kernel side: a difference, or an expectation
- * only the kernel fails (the model's own failures repeat, always). */
+/* Worth another run of the kernel side: a difference, an expectation
+ * only the kernel fails, or a step only the kernel could not do (the
+ * model's own failures repeat, always).  A kernel step may fail for a
+ * moment: MADV_COLLAPSE's EAGAIN, a THP allocation on fragmented memory. */
 static int kernel_may_be_noise(const struct outcome *o, const struct scn_result *m,
 			       const struct scn_result *k)
 {
 	return !strcmp(o->result, "diff") ||
-	       (!strcmp(o->result, "fail") && !m->failed_expects && k->failed_expects);
+	       (!strcmp(o->result, "fail") && !m->failed_expects && k->failed_expects) ||
+	       (!strcmp(o->result, "error") && !m->error && k->error);
 }
 
 /* What a kernel run that did not match saw, in a line: its first
@@ -90,6 +93,10 @@ static void describe_run(const struct outcome *o, const struct scn_result *k, ch
 	char got[32];
 
 	buf[0] = '\0';
+	if (k->error) {
+		snprintf(buf, len, "kernel: %s", k->error_msg);
+		return;
+	}
 	for (int d = 0; d < o->ndiffs && d < 3 && at < len; d++)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s model %lld, kernel %lld",
 				       d ? "; " : "", o->diffs[d].key,

@@ -2,10 +2,12 @@
  * test_validate.c - how validate judges one scenario when the kernel side
  * is noisy: a difference that does not repeat is run again and reported as
  * a match that needed more runs, with what the first run saw; one that
- * repeats on every run stays a diff; the model's own failures are never
- * run again.  The kernel here is a stand-in: the model's own figures,
- * changed on the runs a test chooses.
+ * repeats on every run stays a diff (or an error, for a step only the
+ * kernel fails); the model's own failures are never run again.  The kernel
+ * here is a stand-in: the model's own figures, changed on the runs a test
+ * chooses.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../test.h"
@@ -15,7 +17,8 @@
 
 static int fake_runs;       /* kernel runs taken so far */
 static int fake_bad_runs;   /* the first this many runs differ */
-static int fake_fail_expect; /* ...by failing an expectation, not a figure */
+static int fake_fail_expect; /* ...by failing an expectation (1) or a step
+				* (2), not a figure (0) */
 
 static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
 		       struct scn_result *r)
@@ -23,7 +26,12 @@ static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
 	int ret = scenario_run_model(s, prof, NULL, r);
 
 	if (++fake_runs <= fake_bad_runs) {
-		if (fake_fail_expect && r->nexpects) {
+		if (fake_fail_expect == 2) {
+			r->error = 1;
+			snprintf(r->error_msg, sizeof(r->error_msg),
+				 "t.scn:3: 'write A 0 1' failed on the kernel: "
+				 "Resource temporarily unavailable");
+		} else if (fake_fail_expect && r->nexpects) {
 			r->expects[0].ok = 0;
 			r->failed_expects++;
 		} else if (r->nvalues) {
@@ -91,6 +99,21 @@ TEST(validate_a_kernel_expectation_that_fails_once_is_run_again)
 	ASSERT_EQ(judge_text(SCN, 100, 1, &result, reason, sizeof(reason)), 4);
 	ASSERT(!strcmp(result, "fail"));
 	ASSERT(strstr(reason, "the kernel"));
+}
+
+TEST(validate_a_kernel_step_that_fails_once_is_run_again)
+{
+	const char *result;
+	char reason[512];
+
+	/* MADV_COLLAPSE's EAGAIN, say: the next run of the kernel side works */
+	ASSERT_EQ(judge_text(SCN, 1, 2, &result, reason, sizeof(reason)), 2);
+	ASSERT(!strcmp(result, "match"));
+	ASSERT(strstr(reason, "run 1: kernel: t.scn:3: 'write A 0 1' failed on the kernel"));
+	/* one that fails on every run is an error, with its message */
+	ASSERT_EQ(judge_text(SCN, 100, 2, &result, reason, sizeof(reason)), 4);
+	ASSERT(!strcmp(result, "error"));
+	ASSERT(strstr(reason, "kernel: t.scn:3: "));
 }
 
 TEST(validate_the_models_own_failure_is_not_run_again)
