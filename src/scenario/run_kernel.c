@@ -502,6 +502,10 @@ static int sys_ret(int r)
 	return r ? -errno : 0;
 }
 
+/* How many more times a worker's MADV_COLLAPSE is made after EAGAIN, 10 ms
+ * apart (scn_worker_madvise). */
+#define COLLAPSE_EAGAIN_TRIES 20
+
 int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
 	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -562,8 +566,24 @@ int scn_worker_madvise(struct worker *w, const struct scn_step *st, struct reply
 		  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
 						      MADV_NORMAL;
 
+	void *addr = (void *)(uintptr_t)(region_addr(w, st) + st->off);
+	int ret = madvise(addr, st->len, adv);
+
 	(void)rep;
-	return sys_ret(madvise((void *)(uintptr_t)(region_addr(w, st) + st->off), st->len, adv));
+	/* MADV_COLLAPSE fails with EAGAIN when a page holds a reference no
+	 * mapping explains, or is locked or off the LRU for a moment
+	 * (madvise_collapse_errno; Linux commit ae63c898f400 chose EAGAIN so
+	 * that userspace tries again).  Another process's work on the host
+	 * makes such moments; the model has none, so the kernel side tries
+	 * again as a program would, unless the scenario asks for that EAGAIN.
+	 * Ranges collapsed by a failed call stay collapsed and count once. */
+	for (int tries = 0; ret && errno == EAGAIN && adv == THPS_MADV_COLLAPSE &&
+			    !(st->has_err && st->err == EAGAIN) && tries < COLLAPSE_EAGAIN_TRIES;
+	     tries++) {
+		usleep(10000);
+		ret = madvise(addr, st->len, adv);
+	}
+	return sys_ret(ret);
 }
 
 int scn_worker_mremap(struct worker *w, const struct scn_step *st, struct reply *rep)
