@@ -92,6 +92,11 @@ struct worker {
 	uint64_t span_start[2 * SCN_MAX_REGIONS + 64], span_len[2 * SCN_MAX_REGIONS + 64];
 	int nspans;
 	int is_root;
+	/* the 1 GiB (PMD table) and 512 GiB (PUD table) ranges believed to
+	 * have a table: see upper_tables */
+	uint64_t tabled[256];
+	uint8_t tabled_level[256];
+	int ntabled;
 };
 
 /* ---- small helpers that allocate nothing (workers must not fault) ---- */
@@ -253,6 +258,7 @@ static int fits_in_memory(const struct scenario *s, struct scn_result *r)
 
 /* ---- the worker ---- */
 static char maps_buf[1 << 18];
+static char smaps_buf[1 << 20];
 static char proc_buf[1 << 14];
 
 static int in_regions(const struct worker *w, uint64_t start, uint64_t end)
@@ -355,40 +361,89 @@ static void warm(const struct worker *w)
 }
 
 /*
- * The PMD and PUD tables the process has, estimated from its mappings: one
- * per 1 GiB and per 512 GiB range that some mapping meets (a range no
- * mapping meets has had its tables freed by munmap).
+ * The PMD and PUD tables the process has, estimated: Linux allocates the
+ * table of a 1 GiB (PMD) or 512 GiB (PUD) range at the first fault in it,
+ * and munmap frees it once no mapping meets the range (free_pgtables).  A
+ * mapping never touched has none: counting every range a mapping meets
+ * once miscounted a region that was alone in its 1 GiB and never touched.
+ * So a range is noted when a mapping in it has resident pages, after
+ * every step (note_tables), and forgotten when no mapping meets it.
  */
-static int64_t upper_tables(void)
+static int tabled_index(const struct worker *w, uint64_t g, uint8_t level)
 {
-	uint64_t last_pmd = ~0ULL, last_pud = ~0ULL;
+	for (int i = 0; i < w->ntabled; i++)
+		if (w->tabled[i] == g && w->tabled_level[i] == level)
+			return i;
+	return -1;
+}
+
+static void note_range(struct worker *w, uint64_t start, uint64_t end)
+{
+	static const uint8_t shifts[] = { 30, 39 };
+
+	for (uint8_t l = 0; l < 2; l++)
+		for (uint64_t g = start >> shifts[l]; g <= (end - 1) >> shifts[l]; g++)
+			if (tabled_index(w, g, l) < 0 &&
+			    w->ntabled < (int)(sizeof(w->tabled) / sizeof(w->tabled[0]))) {
+				w->tabled[w->ntabled] = g;
+				w->tabled_level[w->ntabled++] = l;
+			}
+}
+
+/* Note the ranges of every mapping with resident pages (smaps' Rss). */
+static void note_tables(struct worker *w)
+{
+	unsigned long long start = 0, end = 0;
+	int have = 0;
+
+	if (sysfile_read("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) <= 0)
+		return;
+	for (char *line = smaps_buf; line && *line;) {
+		long long rss;
+
+		if (sscanf(line, "%llx-%llx ", &start, &end) == 2)
+			have = end <= (1ULL << 47);
+		else if (have && sscanf(line, "Rss: %lld", &rss) == 1 && rss > 0)
+			note_range(w, start, end);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+}
+
+/* The noted ranges some mapping still meets; the others are forgotten. */
+static int64_t upper_tables(struct worker *w)
+{
+	static const uint8_t shifts[] = { 30, 39 };
+	uint8_t met[256] = { 0 };
 	int64_t n = 0;
+	int keep = 0;
 
 	if (sysfile_read("/proc/self/maps", maps_buf, sizeof(maps_buf)) <= 0)
 		return 0;
 	for (char *line = maps_buf; line && *line;) {
 		unsigned long long start, end;
 
-		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && end <= (1ULL << 47)) {
-			for (uint64_t g = start >> 30; g <= (end - 1) >> 30; g++)
-				if (g != last_pmd) {
-					n++;
-					last_pmd = g;
-				}
-			for (uint64_t g = start >> 39; g <= (end - 1) >> 39; g++)
-				if (g != last_pud) {
-					n++;
-					last_pud = g;
-				}
-		}
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && end <= (1ULL << 47))
+			for (int i = 0; i < w->ntabled; i++) {
+				uint8_t sh = shifts[w->tabled_level[i]];
+
+				if (start >> sh <= w->tabled[i] && w->tabled[i] <= (end - 1) >> sh)
+					met[i] = 1;
+			}
 		line = strchr(line, '\n');
 		if (line)
 			line++;
 	}
+	for (int i = 0; i < w->ntabled; i++)
+		if (met[i]) {
+			w->tabled[keep] = w->tabled[i];
+			w->tabled_level[keep++] = w->tabled_level[i];
+			n++;
+		}
+	w->ntabled = keep;
 	return n;
 }
-
-static char smaps_buf[1 << 20];
 
 /*
  * A worker's figures.  The smaps_rollup fields (and VmRSS, RssAnon, which
@@ -397,7 +452,7 @@ static char smaps_buf[1 << 20];
  * never enter them, whatever a fork does to their sharing.  VmPTE and VmHWM
  * are the process's, and the caller counts them from a baseline.
  */
-static void read_figures(const struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS])
+static void read_figures(struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS])
 {
 	static const char *const smaps[] = { "Rss", "Pss", "Pss_Anon", "Shared_Clean",
 					     "Shared_Dirty", "Private_Clean", "Private_Dirty",
@@ -437,7 +492,8 @@ static void read_figures(const struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS]
 		find_field(proc_buf, "VmSize", ':', &fig[THPS_PROC_VmSize]);
 	}
 	/* VmPTE in a scenario counts PTE tables only (as the model's run does) */
-	fig[THPS_PROC_VmPTE] -= upper_tables() * 4;
+	note_tables(w);
+	fig[THPS_PROC_VmPTE] -= upper_tables(w) * 4;
 }
 
 /* What maps the page at addr: /proc/self/pagemap, then /proc/kpageflags. */
@@ -520,16 +576,21 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 			return -errno;
 		a = (uint64_t)(uintptr_t)p;
 	} else if (st->align > 4096) {
-		uint64_t aligned;
+		/* Reserve whole aligned blocks, so that no page table under the
+		 * region is shared with a mapping of the runner's: a 1 MiB
+		 * region aligned to 2 MiB placed just below a library would
+		 * find its PTE table there already, and VmPTE would miss it
+		 * (the model's regions share no table with anything). */
+		uint64_t aligned, span = ((st->len + st->align - 1) & ~(st->align - 1)) + st->align;
 
-		p = mmap(NULL, st->len + st->align, prot, flags, -1, 0);
+		p = mmap(NULL, span, prot, flags, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		a = (uint64_t)(uintptr_t)p;
 		aligned = (a + st->align - 1) & ~(st->align - 1);
 		if (aligned > a)
 			munmap(p, aligned - a);
-		munmap((void *)(uintptr_t)(aligned + st->len), a + st->align - aligned);
+		munmap((void *)(uintptr_t)(aligned + st->len), a + span - aligned - st->len);
 		a = aligned;
 	} else {
 		p = mmap(NULL, st->len, prot, flags, -1, 0);
@@ -673,6 +734,8 @@ static void worker_step(struct worker *w, const struct scn_step *st, struct repl
 	rep->err = v && v->worker ? v->worker(w, st, rep) : 0;
 	if (v && !(v->flags & SCN_VERB_NO_MINFLT))
 		rep->minflt = minflt_now() - f0;
+	if (!v || !(v->flags & SCN_VERB_INERT))
+		note_tables(w); /* before a later step can zap what made a table */
 }
 
 static void worker_loop(struct worker *w)
