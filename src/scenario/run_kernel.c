@@ -581,13 +581,23 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		 * region aligned to 2 MiB placed just below a library would
 		 * find its PTE table there already, and VmPTE would miss it
 		 * (the model's regions share no table with anything). */
+		/* The blocks are reserved without access, which commits no
+		 * memory (a 2 GiB writable reservation fails in a 2 GiB guest),
+		 * and the region is mapped over them. */
 		uint64_t aligned, span = ((st->len + st->align - 1) & ~(st->align - 1)) + st->align;
 
-		p = mmap(NULL, span, prot, flags, -1, 0);
+		p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		a = (uint64_t)(uintptr_t)p;
 		aligned = (a + st->align - 1) & ~(st->align - 1);
+		if (mmap((void *)(uintptr_t)aligned, st->len, prot, flags | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED) {
+			int err = errno;
+
+			munmap(p, span);
+			return -err;
+		}
 		if (aligned > a)
 			munmap(p, aligned - a);
 		munmap((void *)(uintptr_t)(aligned + st->len), a + span - aligned - st->len);
