@@ -184,7 +184,7 @@ check-scenarios: $(BIN)
 check-layers:
 	@$(RUN) layers tools/check-layers.sh
 
-# The same on real kernels: Debian's 6.1 and 6.12 booted in QEMU (TCG), with
+# The same on real kernels: Debian's 6.1, 6.12 and 6.18 booted in QEMU (TCG), with
 # a static thpsim and static tests/progs of their own build folder.  Where
 # QEMU or the kernels cannot be had, the kernels count as skipped
 # (tools/kernels/check-kernels.sh; CHECK_KERNELS=0 skips them on purpose).

@@ -366,8 +366,10 @@ static void warm(const struct worker *w)
  * and munmap frees it once no mapping meets the range (free_pgtables).  A
  * mapping never touched has none: counting every range a mapping meets
  * once miscounted a region that was alone in its 1 GiB and never touched.
- * So a range is noted when a mapping in it has resident pages, after
- * every step (note_tables), and forgotten when no mapping meets it.
+ * So a range is noted when a step reads or writes in it, when a mapping in
+ * it has resident pages after a step (note_tables: fork and mremap make
+ * tables too), or when mremap moves pages there from a noted range; it is
+ * forgotten when no mapping meets it.
  */
 static int tabled_index(const struct worker *w, uint64_t g, uint8_t level)
 {
@@ -390,7 +392,18 @@ static void note_range(struct worker *w, uint64_t start, uint64_t end)
 			}
 }
 
-/* Note the ranges of every mapping with resident pages (smaps' Rss). */
+/* Whether a PMD table is noted under some of [start, end). */
+static int range_noted(const struct worker *w, uint64_t start, uint64_t end)
+{
+	for (uint64_t g = start >> 30; end > start && g <= (end - 1) >> 30; g++)
+		if (tabled_index(w, g, 0) >= 0)
+			return 1;
+	return 0;
+}
+
+/* Note the ranges of every mapping with resident pages (smaps' Rss).  A
+ * range mapped by the zero page (4 kB or huge) only has an Rss of 0, so
+ * the read and write steps note what they touch themselves. */
 static void note_tables(struct worker *w)
 {
 	unsigned long long start = 0, end = 0;
@@ -662,11 +675,17 @@ int scn_worker_mremap(struct worker *w, const struct scn_step *st, struct reply 
 	int flags = ((st->flags & THPS_MREMAP_MAYMOVE) ? MREMAP_MAYMOVE : 0) |
 		    ((st->flags & THPS_MREMAP_FIXED) ? MREMAP_FIXED : 0);
 	void *to = st->region2 >= 0 ? (void *)(uintptr_t)(w->addr[st->region2] + st->off2) : NULL;
-	void *p = mremap((void *)(uintptr_t)region_addr(w, st), st->len, st->len2, flags, to);
+	uint64_t from = region_addr(w, st);
+	/* move_page_tables makes tables at the new place where the old had
+	 * some, zero pages or not (see note_tables) */
+	int had_tables = range_noted(w, from, from + st->len);
+	void *p = mremap((void *)(uintptr_t)from, st->len, st->len2, flags, to);
 
 	(void)rep;
 	if (p == MAP_FAILED)
 		return -errno;
+	if (had_tables && p != (void *)(uintptr_t)from)
+		note_range(w, (uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + st->len);
 	w->addr[st->region] = (uint64_t)(uintptr_t)p;
 	w->len[st->region] = st->len2;
 	add_span(w, (uint64_t)(uintptr_t)p, st->len2);
@@ -680,6 +699,8 @@ int scn_worker_read(struct worker *w, const struct scn_step *st, struct reply *r
 	for (uint64_t o = 0; o < st->len; o += st->step)
 		bad += *(volatile uint8_t *)(uintptr_t)(a + st->off + o) != st->value;
 	rep->mismatches = bad;
+	if (st->len)
+		note_range(w, a + st->off, a + st->off + st->len);
 	return 0;
 }
 
@@ -690,6 +711,8 @@ int scn_worker_write(struct worker *w, const struct scn_step *st, struct reply *
 	(void)rep;
 	for (uint64_t o = 0; o < st->len; o += st->step)
 		*(volatile uint8_t *)(uintptr_t)(a + st->off + o) = st->value;
+	if (st->len)
+		note_range(w, a + st->off, a + st->off + st->len);
 	return 0;
 }
 
