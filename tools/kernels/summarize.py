@@ -107,6 +107,13 @@ def programs(sec):
         # nothing else, so both runs hand out pids alike: a process is matched
         # by its name and its pid's distance from the run's first pid; failing
         # that, by the order in which the same program's processes exited.
+        if "measure-runs " + name in sec:
+            m = re.search(r"replay (\d+) real ([\d ]+)", sec["measure-runs " + name][0])
+            if m and len(m.group(2).split()) > 1:
+                notes.append("%s: measured %d times: khugepaged collapsed %s THPs in the real "
+                             "runs, %s in the replay (it runs when the scheduler lets it)"
+                             % (name, len(m.group(2).split()), ", ".join(m.group(2).split()),
+                                m.group(1)))
         if "collapse " + name in sec:
             m = re.search(r"thp_collapse_alloc (-?\d+)", sec["collapse " + name][0])
             if m and int(m.group(1)):

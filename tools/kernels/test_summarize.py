@@ -27,7 +27,7 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None):
+          host=None, runs=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init)."""
@@ -43,6 +43,9 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
     out += section("measure prog", json.dumps({"processes": [
         {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}]}))
     out += section("collapse prog", "thp_collapse_alloc 0")
+    if runs is not None:  # the init's measure-runs line: (replay, [real runs])
+        out += section("measure-runs prog", "khugepaged pages_collapsed replay %d real %s"
+                       % (runs[0], " ".join(str(r) for r in runs[1])))
     asked = {"processes": [proc]}
     if mthp is not None:  # (model, kernel) 64 KiB folios allocated
         asked["final"] = {"mthp": {"64kB": {"anon_fault_alloc": mthp[0]}}}
@@ -94,6 +97,17 @@ def mthp_counts_compared(tmp):
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], mthp=(100, 140)), "-")])
     assert rc == 1 and not s[0]["mthp"][0]["ok"], (rc, s[0]["mthp"])
     assert ", 1 failed" in last, last
+
+
+@test
+def a_program_measured_again_says_so(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], runs=(0, [2, 0])), "-")])
+    assert rc == 0, (rc, last)
+    assert s[0]["notes"] == ["prog: measured 2 times: khugepaged collapsed 2, 0 THPs in the "
+                             "real runs, 0 in the replay (it runs when the scheduler lets it)"], \
+        s[0]["notes"]
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], runs=(0, [0])), "-")])
+    assert rc == 0 and s[0]["notes"] == [], (rc, s[0]["notes"])
 
 
 @test
