@@ -1486,12 +1486,19 @@ static int run_kernel(struct kernel_run *kr)
 	for (int i = 0; i < s->nsteps; i++) {
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
-		/* MADV_COLLAPSE ignores enabled=never but obeys PR_SET_THP_DISABLE */
+		/* MADV_COLLAPSE ignores enabled=never and =madvise, but obeys
+		 * PR_SET_THP_DISABLE and VM_NOHUGEPAGE (thp_vma_allowable_order
+		 * without TVA_ENFORCE_SYSFS), which emulate them */
 		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
 		    emulate == EMU_DISABLE)
 			return skip(r, "%s%s", "MADV_COLLAPSE ignores transparent_hugepage/enabled=never, "
 				    "which the kernel side emulates with PR_SET_THP_DISABLE, which it obeys",
 				    "");
+		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
+		    emulate == EMU_NOHUGEPAGE)
+			return skip(r, "%s%s", "MADV_COLLAPSE works under transparent_hugepage/"
+				    "enabled=madvise, which the kernel side emulates on this 'always' "
+				    "machine with MADV_NOHUGEPAGE, on which it fails (EINVAL)", "");
 	}
 	probe_huge_zero(&k, emulate);
 	for (int p = 0; p < s->nprocs; p++) {

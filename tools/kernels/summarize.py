@@ -11,7 +11,9 @@ results there between "@@THPSIM-BEGIN NAME@@" and "@@THPSIM-END NAME rc=N@@"
 Per kernel: every scenario of "thpsim validate" (match, diff, fail, error,
 skipped, each diff with both figures, each skip with its reason), the same
 again as a host runs it (section validate-host: no /sys written; counted on
-their own, named "as a host: SCENARIO"), and each
+their own, named "as a host: SCENARIO"), and as a host whose THP is "always"
+(validate-host-always, counted with them, named "as a host: THP always:
+SCENARIO"), and each
 recorded program: the replay's Anonymous and AnonHugePages against the
 guest kernel's own figures, within 3% or 1 MiB (as tools/validate/validate.py
 on a host):
@@ -236,6 +238,7 @@ def save_traces(sec, results):
 
 # The scenarios of the run as a host are named with this prefix.
 AS_HOST = "as a host: "
+AS_ALWAYS_HOST = AS_HOST + "THP always: "
 
 
 def host_counts(k):
@@ -298,17 +301,21 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
         missing += 1
     else:
         tally(v, k, k, "")
-    # the corpus again as a host runs it (no /sys written; tools/kernels/init):
-    # its own counts, its diffs and problems named AS_HOST + SCENARIO
+    # the corpus again as a host runs it (no /sys written; tools/kernels/init),
+    # with THP as the guest found it (validate-host) and then "always"
+    # (validate-host-always): counts of their own, together; diffs and
+    # problems named AS_HOST + SCENARIO or AS_ALWAYS_HOST + SCENARIO
     k["as_host"] = {"match": 0, "diff": 0, "fail": 0, "error": 0, "skipped": 0}
-    if "validate-host" in sec:
-        vh, herr = load_json(sec, "validate-host")
+    for key, prefix in (("validate-host", AS_HOST), ("validate-host-always", AS_ALWAYS_HOST)):
+        if key not in sec:
+            continue
+        vh, herr = load_json(sec, key)
         herr = herr or vh.get("unavailable")
         if herr:
-            k["problems"].append("validate as a host: " + herr)
+            k["problems"].append("validate %s%s" % (prefix, herr))
             missing += 1
         else:
-            tally(vh, k["as_host"], k, AS_HOST)
+            tally(vh, k["as_host"], k, prefix)
     # the recorder's unit tests in the guest: "ok NAME", "FAIL NAME" and
     # "N passed, N failed[, N skipped]"
     k["unit"] = {"passed": 0, "failed": 0, "skipped": 0}

@@ -27,7 +27,7 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None):
+          host=None, runs=None, host_always=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init)."""
@@ -37,6 +37,9 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
     if host is not None:
         body = host if isinstance(host, dict) else {"scenarios": host, "summary": {}}
         out += section("validate-host", json.dumps(body), 1)
+    if host_always is not None:
+        out += section("validate-host-always",
+                       json.dumps({"scenarios": host_always, "summary": {}}), 1)
     proc = {"pid": 100, "name": "prog", "ended_by": "end of trace", "end_s": 1.0,
             "file_copies_kB": 0, "final": {"Anonymous": anon[0], "AnonHugePages": huge[0]}}
     out += section("record prog", "Anonymous: 1 kB")
@@ -96,6 +99,20 @@ def mthp_counts_compared(tmp):
                              "ok": True}], s[0]["mthp"]
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], mthp=(100, 140)), "-")])
     assert rc == 1 and not s[0]["mthp"][0]["ok"], (rc, s[0]["mthp"])
+    assert ", 1 failed" in last, last
+
+
+@test
+def the_run_as_an_always_host_counts_with_the_host_runs_and_is_named(tmp):
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], host=[scenario("a", "match")],
+                                          host_always=[
+        scenario("a", "match"),
+        scenario("c", "diff", [("line 9: vmstat thp_collapse_alloc", 1, 0)])]), "-")])
+    assert rc == 1, (rc, last)
+    assert s[0]["as_host"]["match"] == 2 and s[0]["as_host"]["diff"] == 1, s[0]["as_host"]
+    assert s[0]["diffs"] == [{"scenario": "as a host: THP always: c",
+                              "figure": "line 9: vmstat thp_collapse_alloc",
+                              "model": 1, "kernel": 0}], s[0]["diffs"]
     assert ", 1 failed" in last, last
 
 
