@@ -593,10 +593,10 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		 * region is shared with a mapping of the runner's: a 1 MiB
 		 * region aligned to 2 MiB placed just below a library would
 		 * find its PTE table there already, and VmPTE would miss it
-		 * (the model's regions share no table with anything). */
-		/* The blocks are reserved without access, which commits no
-		 * memory (a 2 GiB writable reservation fails in a 2 GiB guest),
-		 * and the region is mapped over them. */
+		 * (the model's regions share no table with anything).  The
+		 * blocks are reserved without access, which commits no memory
+		 * (a 2 GiB writable reservation fails in a 2 GiB guest), and the
+		 * region is mapped over them. */
 		uint64_t aligned, span = ((st->len + st->align - 1) & ~(st->align - 1)) + st->align;
 
 		p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
@@ -649,7 +649,6 @@ int scn_worker_madvise(struct worker *w, const struct scn_step *st, struct reply
 		  st->advice == THPS_MADV_NOHUGEPAGE ? MADV_NOHUGEPAGE :
 		  st->advice == THPS_MADV_COLLAPSE ? THPS_MADV_COLLAPSE /* 25, Linux 6.1+ */ :
 						      MADV_NORMAL;
-
 	void *addr = (void *)(uintptr_t)(region_addr(w, st) + st->off);
 	int ret = madvise(addr, st->len, adv);
 
