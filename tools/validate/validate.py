@@ -156,7 +156,8 @@ def main():
                           p["final"]["AnonHugePages"])
         if collapsed:
             print("  note: khugepaged collapsed %d THPs during the real run (system-wide); "
-                  "the model has no khugepaged" % collapsed, file=sys.stderr)
+                  "the replay's khugepaged runs on the trace's clock, the real one when "
+                  "the scheduler lets it" % collapsed, file=sys.stderr)
     print("%-26s %-6s %-22s %-14s %10s %10s %8s %7s  %s" % (
         "program", "THP", "process", "figure", "kernel kB", "predicted", "diff", "diff%",
         "within 3% or 1 MiB"))
