@@ -371,6 +371,8 @@ static void warm(const struct worker *w)
  * tables too), or when mremap moves pages there from a noted range; it is
  * forgotten when no mapping meets it.
  */
+static const uint8_t table_shift[] = { 30, 39 }; /* a PMD table's range, a PUD table's */
+
 static int tabled_index(const struct worker *w, uint64_t g, uint8_t level)
 {
 	for (int i = 0; i < w->ntabled; i++)
@@ -381,10 +383,8 @@ static int tabled_index(const struct worker *w, uint64_t g, uint8_t level)
 
 static void note_range(struct worker *w, uint64_t start, uint64_t end)
 {
-	static const uint8_t shifts[] = { 30, 39 };
-
 	for (uint8_t l = 0; l < 2; l++)
-		for (uint64_t g = start >> shifts[l]; g <= (end - 1) >> shifts[l]; g++)
+		for (uint64_t g = start >> table_shift[l]; g <= (end - 1) >> table_shift[l]; g++)
 			if (tabled_index(w, g, l) < 0 &&
 			    w->ntabled < (int)(sizeof(w->tabled) / sizeof(w->tabled[0]))) {
 				w->tabled[w->ntabled] = g;
@@ -395,7 +395,8 @@ static void note_range(struct worker *w, uint64_t start, uint64_t end)
 /* Whether a PMD table is noted under some of [start, end). */
 static int range_noted(const struct worker *w, uint64_t start, uint64_t end)
 {
-	for (uint64_t g = start >> 30; end > start && g <= (end - 1) >> 30; g++)
+	for (uint64_t g = start >> table_shift[0]; end > start && g <= (end - 1) >> table_shift[0];
+	     g++)
 		if (tabled_index(w, g, 0) >= 0)
 			return 1;
 	return 0;
@@ -403,14 +404,16 @@ static int range_noted(const struct worker *w, uint64_t start, uint64_t end)
 
 /* Note the ranges of every mapping with resident pages (smaps' Rss).  A
  * range mapped by the zero page (4 kB or huge) only has an Rss of 0, so
- * the read and write steps note what they touch themselves. */
-static void note_tables(struct worker *w)
+ * the read and write steps note what they touch themselves.  Leaves
+ * /proc/self/smaps in smaps_buf, unchanged; returns 0 when it cannot be
+ * read. */
+static int note_tables(struct worker *w)
 {
 	unsigned long long start = 0, end = 0;
 	int have = 0;
 
 	if (sysfile_read("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) <= 0)
-		return;
+		return 0;
 	for (char *line = smaps_buf; line && *line;) {
 		long long rss;
 
@@ -422,12 +425,12 @@ static void note_tables(struct worker *w)
 		if (line)
 			line++;
 	}
+	return 1;
 }
 
 /* The noted ranges some mapping still meets; the others are forgotten. */
 static int64_t upper_tables(struct worker *w)
 {
-	static const uint8_t shifts[] = { 30, 39 };
 	uint8_t met[256] = { 0 };
 	int64_t n = 0;
 	int keep = 0;
@@ -439,7 +442,7 @@ static int64_t upper_tables(struct worker *w)
 
 		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && end <= (1ULL << 47))
 			for (int i = 0; i < w->ntabled; i++) {
-				uint8_t sh = shifts[w->tabled_level[i]];
+				uint8_t sh = table_shift[w->tabled_level[i]];
 
 				if (start >> sh <= w->tabled[i] && w->tabled[i] <= (end - 1) >> sh)
 					met[i] = 1;
@@ -474,7 +477,7 @@ static void read_figures(struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS])
 
 	for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 		fig[i] = 0;
-	if (sysfile_read("/proc/self/smaps", smaps_buf, sizeof(smaps_buf)) > 0) {
+	if (note_tables(w)) { /* which read /proc/self/smaps */
 		for (char *line = smaps_buf; line && *line;) {
 			char *nl = strchr(line, '\n');
 			unsigned long long start, end;
@@ -505,7 +508,6 @@ static void read_figures(struct worker *w, int64_t fig[THPS_NR_PROC_ITEMS])
 		find_field(proc_buf, "VmSize", ':', &fig[THPS_PROC_VmSize]);
 	}
 	/* VmPTE in a scenario counts PTE tables only (as the model's run does) */
-	note_tables(w);
 	fig[THPS_PROC_VmPTE] -= upper_tables(w) * 4;
 }
 
@@ -1483,18 +1485,19 @@ static int run_kernel(struct kernel_run *kr)
 			    "and pages_to_scan changed, which the runner does only inside a check-kernels "
 			    "guest: this host's /sys is never written", "");
 	for (int i = 0; i < s->nsteps; i++) {
+		int collapse = s->steps[i].op == SCN_MADVISE &&
+			       s->steps[i].advice == THPS_MADV_COLLAPSE;
+
 		if (s->steps[i].op == SCN_SHRINK && !k.is_root)
 			return skip(r, "%s%s", "'shrink' needs root (it writes /proc/sys/vm/drop_caches)", "");
 		/* MADV_COLLAPSE ignores enabled=never and =madvise, but obeys
 		 * PR_SET_THP_DISABLE and VM_NOHUGEPAGE (thp_vma_allowable_order
 		 * without TVA_ENFORCE_SYSFS), which emulate them */
-		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
-		    emulate == EMU_DISABLE)
+		if (collapse && emulate == EMU_DISABLE)
 			return skip(r, "%s%s", "MADV_COLLAPSE ignores transparent_hugepage/enabled=never, "
 				    "which the kernel side emulates with PR_SET_THP_DISABLE, which it obeys",
 				    "");
-		if (s->steps[i].op == SCN_MADVISE && s->steps[i].advice == THPS_MADV_COLLAPSE &&
-		    emulate == EMU_NOHUGEPAGE)
+		if (collapse && emulate == EMU_NOHUGEPAGE)
 			return skip(r, "%s%s", "MADV_COLLAPSE works under transparent_hugepage/"
 				    "enabled=madvise, which the kernel side emulates on this 'always' "
 				    "machine with MADV_NOHUGEPAGE, on which it fails (EINVAL)", "");
