@@ -15,10 +15,13 @@
 #include "scenario/scenario.h"
 #include "util/kprofile.h"
 
-static int fake_runs;       /* kernel runs taken so far */
-static int fake_bad_runs;   /* the first this many runs differ */
-static int fake_fail_expect; /* ...by failing an expectation (1) or a step
-				* (2), not a figure (0) */
+/* How a stand-in kernel run goes wrong: a figure differs, an expectation
+ * fails, or a step fails. */
+enum fake_fault { FAKE_FIGURE, FAKE_EXPECT, FAKE_STEP };
+
+static int fake_runs;             /* kernel runs taken so far */
+static int fake_bad_runs;         /* the first this many runs go wrong... */
+static enum fake_fault fake_how;  /* ...this way */
 
 static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
 		       struct scn_result *r)
@@ -26,12 +29,12 @@ static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
 	int ret = scenario_run_model(s, prof, NULL, r);
 
 	if (++fake_runs <= fake_bad_runs) {
-		if (fake_fail_expect == 2) {
+		if (fake_how == FAKE_STEP) {
 			r->error = 1;
 			snprintf(r->error_msg, sizeof(r->error_msg),
 				 "t.scn:3: 'write A 0 1' failed on the kernel: "
 				 "Resource temporarily unavailable");
-		} else if (fake_fail_expect && r->nexpects) {
+		} else if (fake_how == FAKE_EXPECT && r->nexpects) {
 			r->expects[0].ok = 0;
 			r->failed_expects++;
 		} else if (r->nvalues) {
@@ -41,7 +44,7 @@ static int fake_kernel(const struct scenario *s, const struct kprofile *prof,
 	return ret;
 }
 
-static int judge_text(const char *text, int bad_runs, int fail_expect, const char **result,
+static int judge_text(const char *text, int bad_runs, enum fake_fault how, const char **result,
 		      char *reason, size_t len)
 {
 	struct scenario s;
@@ -52,7 +55,7 @@ static int judge_text(const char *text, int bad_runs, int fail_expect, const cha
 	ASSERT_EQ(scenario_parse_string("t.scn", text, &s, stderr), 0);
 	fake_runs = 0;
 	fake_bad_runs = bad_runs;
-	fake_fail_expect = fail_expect;
+	fake_how = how;
 	runs = validate_judge(&s, &p, fake_kernel, result, reason, len);
 	scenario_free(&s);
 	ASSERT_EQ(runs, fake_runs);
@@ -66,14 +69,14 @@ TEST(validate_a_difference_that_does_not_repeat_matches_and_says_what_run_1_saw)
 	const char *result;
 	char reason[512];
 
-	ASSERT_EQ(judge_text(SCN, 1, 0, &result, reason, sizeof(reason)), 2);
+	ASSERT_EQ(judge_text(SCN, 1, FAKE_FIGURE, &result, reason, sizeof(reason)), 2);
 	ASSERT(!strcmp(result, "match"));
 	ASSERT(strstr(reason, "matched on run 2 of the kernel side"));
 	ASSERT(strstr(reason, "did not repeat"));
 	ASSERT(strstr(reason, "run 1: "));
 	ASSERT(strstr(reason, ", kernel "));
 	/* the third run matches after two that differed */
-	ASSERT_EQ(judge_text(SCN, 2, 0, &result, reason, sizeof(reason)), 3);
+	ASSERT_EQ(judge_text(SCN, 2, FAKE_FIGURE, &result, reason, sizeof(reason)), 3);
 	ASSERT(!strcmp(result, "match"));
 	ASSERT(strstr(reason, "matched on run 3"));
 }
@@ -83,37 +86,39 @@ TEST(validate_a_difference_on_every_run_is_a_diff)
 	const char *result;
 	char reason[512];
 
-	ASSERT_EQ(judge_text(SCN, 100, 0, &result, reason, sizeof(reason)), 4);
+	ASSERT_EQ(judge_text(SCN, 100, FAKE_FIGURE, &result, reason, sizeof(reason)), 4);
 	ASSERT(!strcmp(result, "diff"));
 	ASSERT(!strstr(reason, "matched"));
 }
 
-TEST(validate_a_kernel_expectation_that_fails_once_is_run_again)
+/* A kernel side that goes wrong (how) on its first run only is a match on
+ * run 2 whose reason quotes run 1 (run1); one that goes wrong on every run
+ * stops after 4 runs as always_result, its reason naming always_why. */
+static void once_then_always(enum fake_fault how, const char *run1, const char *always_result,
+			     const char *always_why)
 {
 	const char *result;
 	char reason[512];
 
-	ASSERT_EQ(judge_text(SCN, 1, 1, &result, reason, sizeof(reason)), 2);
+	ASSERT_EQ(judge_text(SCN, 1, how, &result, reason, sizeof(reason)), 2);
 	ASSERT(!strcmp(result, "match"));
-	ASSERT(strstr(reason, "run 1: the kernel failed line 4: "));
-	ASSERT_EQ(judge_text(SCN, 100, 1, &result, reason, sizeof(reason)), 4);
-	ASSERT(!strcmp(result, "fail"));
-	ASSERT(strstr(reason, "the kernel"));
+	ASSERT(strstr(reason, run1));
+	ASSERT_EQ(judge_text(SCN, 100, how, &result, reason, sizeof(reason)), 4);
+	ASSERT(!strcmp(result, always_result));
+	ASSERT(strstr(reason, always_why));
+}
+
+TEST(validate_a_kernel_expectation_that_fails_once_is_run_again)
+{
+	once_then_always(FAKE_EXPECT, "run 1: the kernel failed line 4: ", "fail", "the kernel");
 }
 
 TEST(validate_a_kernel_step_that_fails_once_is_run_again)
 {
-	const char *result;
-	char reason[512];
-
-	/* MADV_COLLAPSE's EAGAIN, say: the next run of the kernel side works */
-	ASSERT_EQ(judge_text(SCN, 1, 2, &result, reason, sizeof(reason)), 2);
-	ASSERT(!strcmp(result, "match"));
-	ASSERT(strstr(reason, "run 1: kernel: t.scn:3: 'write A 0 1' failed on the kernel"));
-	/* one that fails on every run is an error, with its message */
-	ASSERT_EQ(judge_text(SCN, 100, 2, &result, reason, sizeof(reason)), 4);
-	ASSERT(!strcmp(result, "error"));
-	ASSERT(strstr(reason, "kernel: t.scn:3: "));
+	/* MADV_COLLAPSE's EAGAIN, say: the next run of the kernel side works;
+	 * one that fails on every run is an error, with its message */
+	once_then_always(FAKE_STEP, "run 1: kernel: t.scn:3: 'write A 0 1' failed on the kernel",
+			 "error", "kernel: t.scn:3: ");
 }
 
 TEST(validate_the_models_own_failure_is_not_run_again)
@@ -122,12 +127,12 @@ TEST(validate_the_models_own_failure_is_not_run_again)
 	char reason[512];
 
 	/* a wrong expectation fails on both sides alike: run once */
-	ASSERT_EQ(judge_text("mmap A 2M align=2M\nwrite A 0 1\nexpect Rss == 8K\n", 0, 0, &result,
-			     reason, sizeof(reason)), 1);
+	ASSERT_EQ(judge_text("mmap A 2M align=2M\nwrite A 0 1\nexpect Rss == 8K\n", 0,
+			     FAKE_FIGURE, &result, reason, sizeof(reason)), 1);
 	ASSERT(!strcmp(result, "fail"));
 	ASSERT(strstr(reason, "both sides"));
 	/* a model that matches a kernel run needs one run only */
-	ASSERT_EQ(judge_text(SCN, 0, 0, &result, reason, sizeof(reason)), 1);
+	ASSERT_EQ(judge_text(SCN, 0, FAKE_FIGURE, &result, reason, sizeof(reason)), 1);
 	ASSERT(!strcmp(result, "match"));
 	ASSERT(!strcmp(reason, ""));
 }
