@@ -168,14 +168,14 @@ fetch() {
 		suite=${pat%%:*} pat=${pat#*:}
 	fi
 	apt_suite "$suite" || { echo "cannot make $KERNEL_CACHE/apt/$suite" >&2; return 1; }
+	# a suite of its own is fetched first; this machine's lists only when
+	# they lack the package
 	if [ -n "$suite" ]; then
 		suite_update_once "$suite"
+	fi
+	pkg=$(newest_package "$pat")
+	if [ -z "$pkg" ] && [ -z "$suite" ] && apt_update_once; then
 		pkg=$(newest_package "$pat")
-	else
-		pkg=$(newest_package "$pat")
-		if [ -z "$pkg" ] && apt_update_once; then
-			pkg=$(newest_package "$pat")
-		fi
 	fi
 	if [ -n "$pkg" ]; then
 		ver=$(apt-cache "${APT[@]}" policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')

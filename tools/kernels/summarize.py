@@ -105,22 +105,23 @@ def programs(sec):
             add("off", "%s %d" % (p["name"], p["pid"]),
                 m["Anonymous"] + p["file_copies_kB_at_recorded_exit"], m["AnonHugePages"],
                 p["recorded_kernel"])
-        # The real run's processes against the replayed ones.  The guest runs
-        # nothing else, so both runs hand out pids alike: a process is matched
-        # by its name and its pid's distance from the run's first pid; failing
-        # that, by the order in which the same program's processes exited.
+        # a real run measured again (tools/kernels/init): each run's count
         if "measure-runs " + name in sec:
             m = re.search(r"replay (\d+) real ([\d ]+)", sec["measure-runs " + name][0])
-            if m and len(m.group(2).split()) > 1:
+            counts = m.group(2).split() if m else []
+            if len(counts) > 1:
                 notes.append("%s: measured %d times: khugepaged collapsed %s THPs in the real "
                              "runs, %s in the replay (it runs when the scheduler lets it)"
-                             % (name, len(m.group(2).split()), ", ".join(m.group(2).split()),
-                                m.group(1)))
+                             % (name, len(counts), ", ".join(counts), m.group(1)))
         if "collapse " + name in sec:
             m = re.search(r"thp_collapse_alloc (-?\d+)", sec["collapse " + name][0])
             if m and int(m.group(1)):
                 notes.append("%s: khugepaged collapsed %s THPs during the real run "
                              "(system-wide)" % (name, m.group(1)))
+        # The real run's processes against the replayed ones.  The guest runs
+        # nothing else, so both runs hand out pids alike: a process is matched
+        # by its name and its pid's distance from the run's first pid; failing
+        # that, by the order in which the same program's processes exited.
         real = measured["processes"]
         mine = asked["processes"]
         r0 = min((r["pid"] for r in real), default=0)
