@@ -852,12 +852,12 @@ static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t 
  *
  * Every process's lock is taken (trylock: -EBUSY if one is busy).  A folio
  * that is not partially mapped is split only when underused (-EAGAIN
- * otherwise): that test reads its bytes, so it waits for the locks too.  Then every PMD
- * mapping of the folio is split, each page becomes a folio of its own
- * holding one reference per PTE mapping, pages nobody maps are freed and
- * zero-filled ones are remapped to the zero page.  The caller's extra
- * reference stays on the head page.  explicit: the caller (split_folio,
- * for MADV_FREE) asked for this folio and expects it split.
+ * otherwise): that test reads its bytes, so it waits for the locks too.
+ * Then every PMD mapping of the folio is split, each page becomes a folio
+ * of its own holding one reference per PTE mapping, pages nobody maps are
+ * freed and zero-filled ones are remapped to the zero page.  The caller's
+ * extra reference stays on the head page.  explicit: the caller
+ * (split_folio, for MADV_FREE) asked for this folio and expects it split.
  */
 static int split_folio_to_order(struct thps_machine *m, struct folio *folio, int new_order,
 				struct mm_struct *held, bool need_underused, bool explicit)
