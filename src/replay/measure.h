@@ -1,0 +1,94 @@
+/*
+ * measure.h - what a replay reports, as measures the engine feeds.
+ *
+ * A measure is one question asked of the replay (the figures, the time
+ * series, which mapping the memory sits in...): a file of its own with the
+ * callbacks it needs, each optional, and one row in REPLAY_MEASURES
+ * (measures.c).  The engine (replay.c) calls every measure's callback, in
+ * the table's order, at each of these points:
+ *
+ *   begin      the replay starts: the machine is made, the knobs set
+ *   mm_begin   an address space began (exec, fork), its process made
+ *   mapping    a mapping was made, moved, changed or removed in one
+ *              (struct replay_map_event: mmap, brk, exec's VMAs, mremap,
+ *              munmap, madvise), after the model made it
+ *   tick       a point of the series: idx is the sample's number on the
+ *              schedule, or UINT64_MAX for a point outside it (a
+ *              --sample-ms point, or before an address space ends)
+ *   mm_end     an address space is about to end: its process is still
+ *              there to read
+ *   trace_end  the trace (and --settle) is over; what is alive is still
+ *              alive, and ends right after
+ *   finish     every address space has ended; the machine is still there
+ *   mm_free / res_free   the result is freed: what the measure allocated
+ *
+ * A measure keeps what it computes in the result (replay.h): in the
+ * result itself, or per address space in struct replay_mm, so that the
+ * command line and the tests read it without the engine.  A new question
+ * is a new file and a new row.
+ */
+#ifndef THPSIM_REPLAY_MEASURE_H
+#define THPSIM_REPLAY_MEASURE_H
+
+#include "engine.h"
+
+/* What happened to a range of an address space. */
+enum replay_map_op {
+	REPLAY_MAP_NEW,     /* [start, start+len) mapped (what was there is replaced) */
+	REPLAY_MAP_UNMAP,   /* [start, start+len) unmapped */
+	REPLAY_MAP_MOVE,    /* mremap: [old, old+old_len) now at [start, start+len) */
+	REPLAY_MAP_ADVISE,  /* madvise(advice) over [start, start+len) */
+};
+
+struct replay_map_event {
+	enum replay_map_op op;
+	uint64_t start, len;
+	uint64_t old, old_len;   /* REPLAY_MAP_MOVE */
+	int kind;                /* REPLAY_MAP_NEW: enum replay_map_kind (replay.h) */
+	int tid;                 /* the thread that made the call (0: exec) */
+	int prot, flags;         /* REPLAY_MAP_NEW: PROT_*, Linux's MAP_* flags */
+	int advice;              /* REPLAY_MAP_ADVISE: Linux's MADV_* */
+};
+
+struct replay_measure {
+	const char *name;
+	void (*begin)(struct replay *r);
+	void (*mm_begin)(struct replay *r, struct replay_mm *mm);
+	void (*mapping)(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
+	void (*tick)(struct replay *r, uint64_t idx);
+	void (*mm_end)(struct replay *r, struct replay_mm *mm);
+	void (*trace_end)(struct replay *r);
+	void (*finish)(struct replay *r);
+	void (*mm_free)(struct replay_mm *mm);
+	void (*res_free)(struct replay_result *res);
+};
+
+/* The measures, in the order they are called: NAME is the file
+ * measure_NAME.c, which defines "const struct replay_measure
+ * measure_NAME". */
+#define REPLAY_MEASURES(X) \
+	X(figures)         \
+	X(series)
+
+#define REPLAY_MEASURE_DECLARE(name) extern const struct replay_measure measure_##name;
+REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)
+#undef REPLAY_MEASURE_DECLARE
+
+/* measures.c: each callback of every measure, in the table's order */
+void measures_begin(struct replay *r);
+void measures_mm_begin(struct replay *r, struct replay_mm *mm);
+void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
+void measures_tick(struct replay *r, uint64_t idx);
+void measures_mm_end(struct replay *r, struct replay_mm *mm);
+void measures_trace_end(struct replay *r);
+void measures_finish(struct replay *r);
+void measures_mm_free(struct replay_mm *mm);
+void measures_res_free(struct replay_result *res);
+
+/* measure_figures.c: the machine's meminfo now, its peaks updated (for
+ * the series' machine points) */
+void figures_machine_now(struct replay *r, uint64_t *anon_pages, uint64_t *mem_huge);
+/* measure_series.c: a point of the series of mm */
+void series_add(struct replay_series *s, uint64_t t, uint64_t idx, uint64_t rss, uint64_t huge);
+
+#endif

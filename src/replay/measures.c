@@ -1,0 +1,67 @@
+/*
+ * measures.c - the table of measures (measure.h) and the calls that walk
+ * it: one function per point of the replay, calling each measure that
+ * has a callback there, in the table's order.
+ */
+#include <stddef.h>
+
+#include "measure.h"
+
+#define REPLAY_MEASURE_ROW(name) &measure_##name,
+static const struct replay_measure *const measures[] = { REPLAY_MEASURES(REPLAY_MEASURE_ROW) };
+#undef REPLAY_MEASURE_ROW
+
+#define NR_MEASURES (sizeof(measures) / sizeof(measures[0]))
+
+/* Call member "cb" of every measure that has it, with the arguments after. */
+#define EACH(cb, ...)                                            \
+	do {                                                     \
+		for (size_t i_ = 0; i_ < NR_MEASURES; i_++)      \
+			if (measures[i_]->cb)                    \
+				measures[i_]->cb(__VA_ARGS__);   \
+	} while (0)
+
+void measures_begin(struct replay *r)
+{
+	EACH(begin, r);
+}
+
+void measures_mm_begin(struct replay *r, struct replay_mm *mm)
+{
+	EACH(mm_begin, r, mm);
+}
+
+void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e)
+{
+	EACH(mapping, r, mm, e);
+}
+
+void measures_tick(struct replay *r, uint64_t idx)
+{
+	EACH(tick, r, idx);
+}
+
+void measures_mm_end(struct replay *r, struct replay_mm *mm)
+{
+	EACH(mm_end, r, mm);
+}
+
+void measures_trace_end(struct replay *r)
+{
+	EACH(trace_end, r);
+}
+
+void measures_finish(struct replay *r)
+{
+	EACH(finish, r);
+}
+
+void measures_mm_free(struct replay_mm *mm)
+{
+	EACH(mm_free, mm);
+}
+
+void measures_res_free(struct replay_result *res)
+{
+	EACH(res_free, res);
+}
