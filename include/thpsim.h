@@ -359,7 +359,8 @@ int thps_proc_figures(thps_proc *p, uint64_t out[THPS_NR_PROC_ITEMS]);
  * The two figures a time series needs, cheaply: Rss from the counters (as
  * status's VmRSS) and AnonHugePages from a walk of the PMDs only, so the
  * cost grows with the VMAs and the 2 MiB ranges, not with the pages.  Equal
- * to thps_proc_figures' Rss and AnonHugePages.
+ * to thps_proc_figures' Rss and AnonHugePages.  anon_huge_kb NULL: Rss
+ * alone, from the counters, with no walk.
  */
 int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb);
 
@@ -368,6 +369,24 @@ int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb);
  * and the PMD and PUD tables above them.
  */
 int thps_proc_pgtables(thps_proc *p, uint64_t *pte_tables, uint64_t *upper_tables);
+
+/*
+ * Anonymous memory of [start, end) (page-aligned), counted as smaps counts
+ * a VMA's, page by page: a huge PMD counts only its pages inside the
+ * range, so ranges that cover the VMAs sum to thps_proc_figures' Anonymous
+ * and AnonHugePages.  For attribution by mapping and huge-page coverage.
+ */
+struct thps_range_stats {
+	uint64_t anon_kb;       /* Anonymous: pages with a struct page mapped here */
+	uint64_t anon_huge_kb;  /* AnonHugePages: of those, mapped by a huge PMD */
+	/* of anon_kb, by the order of the folio each page is in: 0 small
+	 * pages, 2..8 mTHP (or a split THP's pieces), 9 the PMD size
+	 * (mapped by the PMD or, after a PMD split, by PTEs) */
+	uint64_t folio_kb[THPS_MTHP_MAX_ORDER + 1];
+	uint64_t zero_kb;       /* mapped to the shared zero page (in no Rss) */
+	uint64_t huge_zero_kb;  /* mapped by the huge zero page (in no Rss) */
+};
+int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out);
 
 /* Page state at one address, as /proc/PID/pagemap and kpageflags show it. */
 struct thps_pageinfo {

@@ -257,6 +257,7 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 			       "transparent_hugepage/enabled=never)\n",
 			       mm->name, mm->pid, mm->kfig_anonymous, mm->kfig_anon_huge, mm->kfig_rss);
 	}
+	replay_measures_text(stdout, res);
 	printf("\n");
 	replay_print_skips(stdout, res);
 	if (!quiet)
@@ -403,6 +404,7 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		}
 		if (with_series)
 			json_series(j, "series", &mm->series, NULL);
+		replay_measures_json_mm(j, mm);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -416,6 +418,7 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	for (int i = 0; i < res->nnotes; i++)
 		json_string(j, NULL, res->notes[i]);
 	json_end_array(j);
+	replay_measures_json(j, res);
 }
 
 /* A CSV field as RFC 4180 has it: in double quotes, quotes doubled, when

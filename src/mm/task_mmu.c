@@ -158,7 +158,7 @@ int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb)
 	uint64_t huge = 0;
 
 	mm_lock(mm);
-	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
+	for (struct vm_area_struct *vma = anon_huge_kb ? mm->mmap : NULL; vma; vma = vma->vm_next) {
 		/* one walk from the top per PMD table (1 GiB), then its entries */
 		pmd_t *table = NULL;
 		uint64_t table_base = 1; /* no PUD-aligned address */
@@ -183,7 +183,8 @@ int thps_proc_usage(thps_proc *p, uint64_t *rss_kb, uint64_t *anon_huge_kb)
 		}
 	}
 	*rss_kb = (uint64_t)get_mm_rss(mm) * (PAGE_SIZE >> 10);
-	*anon_huge_kb = huge >> 10;
+	if (anon_huge_kb)
+		*anon_huge_kb = huge >> 10;
 	mm_unlock(mm);
 	return 0;
 }
@@ -247,6 +248,76 @@ int thps_for_each_vma(thps_proc *p, thps_vma_fn fn, void *arg)
 			 (v->vm_flags & VM_HUGEPAGE) ? " hg" : "",
 			 (v->vm_flags & VM_NOHUGEPAGE) ? " nh" : "");
 		fn(arg, v->vm_start, v->vm_end, prot, flags);
+	}
+	mm_unlock(mm);
+	return 0;
+}
+
+/*
+ * thps_range_stats: [start, end) counted as smaps would count it were it a
+ * VMA of its own, page by page: a huge PMD counts only its pages inside
+ * the range, so ranges that split a VMA (two mappings that merged) sum
+ * to the VMA's figures, and ranges that cover the VMAs to smaps_rollup's.
+ */
+struct range_walk {
+	struct thps_range_stats *st;
+	uint64_t end;
+};
+
+static int range_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg)
+{
+	struct range_walk *w = arg;
+	uint64_t stop = ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE, kb;
+
+	if (stop > w->end)
+		stop = w->end;
+	kb = (stop - addr) >> 10;
+	if (is_huge_zero_pmd(vma->vm_mm->m, pmd)) {
+		w->st->huge_zero_kb += kb;
+	} else if (vm_normal_page_pmd(vma, pmd)) {
+		w->st->anon_kb += kb;
+		w->st->anon_huge_kb += kb;
+		w->st->folio_kb[HPAGE_PMD_ORDER] += kb;
+	}
+	return 0;
+}
+
+static int range_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+{
+	struct range_walk *w = arg;
+	struct thps_machine *m = vma->vm_mm->m;
+	struct page *page = vm_normal_page(vma, pte);
+	const uint64_t kb = PAGE_SIZE >> 10;
+
+	(void)addr;
+	if (page) {
+		unsigned order = folio_order(page_folio(m, page));
+
+		w->st->anon_kb += kb;
+		w->st->folio_kb[order <= THPS_MTHP_MAX_ORDER ? order : THPS_MTHP_MAX_ORDER] += kb;
+	} else if (is_zero_pfn(m, pte_pfn(pte))) {
+		w->st->zero_kb += kb;
+	}
+	return 0;
+}
+
+int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out)
+{
+	static const struct mm_walk_ops ops = { range_pmd_entry, range_pte_entry };
+	struct mm_struct *mm = &p->mm;
+	struct range_walk w = { out, end };
+
+	memset(out, 0, sizeof(*out));
+	if (start >= end || (start | end) & ~PAGE_MASK)
+		return -EINVAL;
+	mm_lock(mm);
+	for (struct vm_area_struct *vma = find_vma(mm, start); vma && vma->vm_start < end;
+	     vma = vma->vm_next) {
+		uint64_t s = vma->vm_start > start ? vma->vm_start : start;
+		uint64_t e = vma->vm_end < end ? vma->vm_end : end;
+
+		w.end = e;
+		walk_page_range_vma(vma, s, e, &ops, &w);
 	}
 	mm_unlock(mm);
 	return 0;

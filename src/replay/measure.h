@@ -9,9 +9,14 @@
  *
  *   begin      the replay starts: the machine is made, the knobs set
  *   mm_begin   an address space began (exec, fork), its process made
+ *   freeing    a call is about to free memory of an address space (munmap,
+ *              mremap, MADV_DONTNEED/FREE, brk shrinking, a mapping made
+ *              over another): the last moment to see it
  *   mapping    a mapping was made, moved, changed or removed in one
  *              (struct replay_map_event: mmap, brk, exec's VMAs, mremap,
  *              munmap, madvise), after the model made it
+ *   fork       an address space was copied from its parent's (after the
+ *              child's mm_begin)
  *   tick       a point of the series: idx is the sample's number on the
  *              schedule, or UINT64_MAX for a point outside it (a
  *              --sample-ms point, or before an address space ends)
@@ -30,7 +35,10 @@
 #ifndef THPSIM_REPLAY_MEASURE_H
 #define THPSIM_REPLAY_MEASURE_H
 
+#include <stdio.h>
+
 #include "engine.h"
+#include "util/json.h"
 
 /* What happened to a range of an address space. */
 enum replay_map_op {
@@ -40,12 +48,16 @@ enum replay_map_op {
 	REPLAY_MAP_ADVISE,  /* madvise(advice) over [start, start+len) */
 };
 
+/* The call that made a mapping (REPLAY_MAP_NEW). */
+enum replay_map_call { REPLAY_CALL_exec, REPLAY_CALL_mmap, REPLAY_CALL_brk, REPLAY_CALL_mremap };
+
 struct replay_map_event {
 	enum replay_map_op op;
 	uint64_t start, len;
 	uint64_t old, old_len;   /* REPLAY_MAP_MOVE */
-	int kind;                /* REPLAY_MAP_NEW: enum replay_map_kind (replay.h) */
-	int tid;                 /* the thread that made the call (0: exec) */
+	int kind;                /* REPLAY_MAP_NEW: enum replay_map_kind (replay.h), or -1:
+				    an anonymous mmap, its kind by its length and flags */
+	int call;                /* REPLAY_MAP_NEW: enum replay_map_call */
 	int prot, flags;         /* REPLAY_MAP_NEW: PROT_*, Linux's MAP_* flags */
 	int advice;              /* REPLAY_MAP_ADVISE: Linux's MADV_* */
 };
@@ -54,13 +66,20 @@ struct replay_measure {
 	const char *name;
 	void (*begin)(struct replay *r);
 	void (*mm_begin)(struct replay *r, struct replay_mm *mm);
+	void (*freeing)(struct replay *r, struct replay_mm *mm);
 	void (*mapping)(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
+	void (*fork)(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
 	void (*tick)(struct replay *r, uint64_t idx);
 	void (*mm_end)(struct replay *r, struct replay_mm *mm);
 	void (*trace_end)(struct replay *r);
 	void (*finish)(struct replay *r);
 	void (*mm_free)(struct replay_mm *mm);
 	void (*res_free)(struct replay_result *res);
+	/* output, each its own part: members of a process's JSON object, of
+	 * the result's, and a section of the text report */
+	void (*json_mm)(struct json *j, const struct replay_mm *mm);
+	void (*json)(struct json *j, const struct replay_result *res);
+	void (*text)(FILE *f, const struct replay_result *res);
 };
 
 /* The measures, in the order they are called: NAME is the file
@@ -68,7 +87,8 @@ struct replay_measure {
  * measure_NAME". */
 #define REPLAY_MEASURES(X) \
 	X(figures)         \
-	X(series)
+	X(series)          \
+	X(mappings)
 
 #define REPLAY_MEASURE_DECLARE(name) extern const struct replay_measure measure_##name;
 REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)
@@ -77,7 +97,9 @@ REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)
 /* measures.c: each callback of every measure, in the table's order */
 void measures_begin(struct replay *r);
 void measures_mm_begin(struct replay *r, struct replay_mm *mm);
+void measures_freeing(struct replay *r, struct replay_mm *mm);
 void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
+void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
 void measures_tick(struct replay *r, uint64_t idx);
 void measures_mm_end(struct replay *r, struct replay_mm *mm);
 void measures_trace_end(struct replay *r);

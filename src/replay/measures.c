@@ -31,9 +31,19 @@ void measures_mm_begin(struct replay *r, struct replay_mm *mm)
 	EACH(mm_begin, r, mm);
 }
 
+void measures_freeing(struct replay *r, struct replay_mm *mm)
+{
+	EACH(freeing, r, mm);
+}
+
 void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e)
 {
 	EACH(mapping, r, mm, e);
+}
+
+void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child)
+{
+	EACH(fork, r, parent, child);
 }
 
 void measures_tick(struct replay *r, uint64_t idx)
@@ -64,4 +74,19 @@ void measures_mm_free(struct replay_mm *mm)
 void measures_res_free(struct replay_result *res)
 {
 	EACH(res_free, res);
+}
+
+void replay_measures_json_mm(struct json *j, const struct replay_mm *mm)
+{
+	EACH(json_mm, j, mm);
+}
+
+void replay_measures_json(struct json *j, const struct replay_result *res)
+{
+	EACH(json, j, res);
+}
+
+void replay_measures_text(FILE *f, const struct replay_result *res)
+{
+	EACH(text, f, res);
 }

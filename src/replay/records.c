@@ -29,10 +29,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "measure.h"
 #include "trace/linux_abi.h"
 
 #define MODEL_MAP_FLAGS (THPS_MAP_GROWSDOWN | THPS_MAP_NORESERVE | THPS_MAP_STACK)
+
+#define PAGE_UP(x) (((x) + 4095) & ~4095ULL)
+
+/* Tell the measures what happened to a range (measure.h). */
+static void map_event(struct replay *r, struct replay_mm *mm, enum replay_map_op op, uint64_t start,
+		      uint64_t len)
+{
+	struct replay_map_event e = { .op = op, .start = start, .len = PAGE_UP(len) };
+
+	measures_mapping(r, mm, &e);
+}
+
+static void map_made(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t len, int kind,
+		     enum replay_map_call call, int prot, int flags)
+{
+	struct replay_map_event e = { .op = REPLAY_MAP_NEW, .start = start, .len = PAGE_UP(len),
+				      .kind = kind, .call = call, .prot = prot, .flags = flags };
+
+	measures_mapping(r, mm, &e);
+}
 
 /* ---- the modelled pieces of a range ---- */
 struct vma_list {
@@ -213,6 +233,7 @@ void replay_exec(struct replay *r, const struct trace_event *ev)
 	mm->pending_start_brk = ev->start_brk;
 	mm->pending_brk = ev->brk;
 	mm->brk_pending = ev->start_brk != 0;
+	mm->brk_now = ev->brk;
 	t->mm = mm;
 	r->cur = mm;
 	r->cur_pid = ev->pid;
@@ -237,6 +258,12 @@ void replay_vma(struct replay *r, const struct trace_event *ev)
 	err = thps_mmap(mm->proc, ev->addr, ev->len, ev->prot & 7, flags, &out);
 	if (err)
 		model_failed(r, "exec's mapping", err);
+	else
+		map_made(r, mm, ev->addr, ev->len,
+			 ev->kind == TRACE_VMA_STACK  ? REPLAY_MAP_stack
+			 : ev->kind == TRACE_VMA_HEAP ? REPLAY_MAP_heap
+						      : REPLAY_MAP_exec_anon,
+			 REPLAY_CALL_exec, ev->prot & 7, 0);
 	if (ev->kind == TRACE_VMA_HEAP)
 		replay_set_pending_brk(r, mm);
 }
@@ -296,6 +323,8 @@ void replay_fork(struct replay *r, const struct trace_event *ev)
 		return;
 	}
 	foreign_copy(mm, parent);
+	mm->brk_now = parent->brk_now;
+	measures_fork(r, parent, mm);
 	t->mm = mm;
 	t = replay_task(r, r->cur_pid, 0); /* the table may have moved */
 	r->cur = t ? t->mm : NULL;
@@ -352,7 +381,9 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, const struct trace_
 		/* file-backed, shared or hugetlbfs: whatever the model had there
 		 * was replaced */
 		replay_count_skip(r, REPLAY_SKIP_mmap_foreign);
+		measures_freeing(r, mm);
 		thps_munmap(mm->proc, addr, len);
+		map_event(r, mm, REPLAY_MAP_UNMAP, addr, len);
 		foreign_add(mm, addr, addr + ((len + 4095) & ~4095ULL),
 			    (flags & LINUX_MAP_TYPE) == LINUX_MAP_PRIVATE && !(flags & LINUX_MAP_ANONYMOUS));
 		return;
@@ -364,6 +395,8 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, const struct trace_
 			&out);
 	if (err)
 		model_failed(r, "mmap", err);
+	else
+		map_made(r, mm, addr, len, -1, REPLAY_CALL_mmap, prot, flags);
 }
 
 static void sys_mremap(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
@@ -381,18 +414,27 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, const struct trac
 		int priv = foreign_is(mm, old) == 2;
 
 		foreign_remove(mm, old, old + old_len);
+		measures_freeing(r, mm);
 		thps_munmap(mm->proc, to, new_len);
+		map_event(r, mm, REPLAY_MAP_UNMAP, to, new_len);
 		foreign_add(mm, to, to + ((new_len + 4095) & ~4095ULL), priv);
 		return;
 	}
 	foreign_remove(mm, to, to + new_len);
+	measures_freeing(r, mm);
 	if (to == old)
 		err = thps_mremap(mm->proc, old, old_len, new_len, 0, 0, &out);
 	else
 		err = thps_mremap(mm->proc, old, old_len, new_len,
 				  THPS_MREMAP_MAYMOVE | THPS_MREMAP_FIXED, to, &out);
-	if (err)
+	if (err) {
 		model_failed(r, "mremap", err);
+	} else {
+		struct replay_map_event e = { .op = REPLAY_MAP_MOVE, .start = to, .len = PAGE_UP(new_len),
+					      .old = old, .old_len = PAGE_UP(old_len) };
+
+		measures_mapping(r, mm, &e);
+	}
 }
 
 /*
@@ -449,11 +491,48 @@ static void sys_madvise(struct replay *r, struct replay_mm *mm, const struct tra
 			replay_note(r, "madvise advice %d (DONTFORK/WIPEONFORK) is not modelled", advice);
 		return;
 	}
+	if (model == THPS_MADV_DONTNEED || model == THPS_MADV_FREE)
+		measures_freeing(r, mm);
 	err = thps_madvise(mm->proc, a, len, model);
 	if (err == -ENOMEM) /* holes: foreign parts in the range */
 		err = for_each_piece(r, mm->proc, a, len, PIECE_MADVISE, model);
-	if (err && err != -ENOMEM)
+	if (err && err != -ENOMEM) {
 		model_failed(r, "madvise", err);
+	} else {
+		struct replay_map_event e = { .op = REPLAY_MAP_ADVISE, .start = a, .len = PAGE_UP(len),
+					      .advice = advice };
+
+		measures_mapping(r, mm, &e);
+	}
+}
+
+/* brk: the heap mapping grows or shrinks with the break (the kernel's
+ * VMA ends at the break rounded up to a page). */
+static void sys_brk(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
+{
+	uint64_t out = 0, old_end = PAGE_UP(mm->brk_now), new_end;
+	int err;
+
+	if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
+		return; /* a query, or refused: brk(2) then returns the old break */
+	if (ev->args[0] < mm->brk_now)
+		measures_freeing(r, mm);
+	err = thps_brk(mm->proc, ev->args[0], &out);
+	if (err || out != (uint64_t)ev->ret) {
+		replay_count_skip(r, REPLAY_SKIP_brk_diverged);
+		if (r->res->skips[REPLAY_SKIP_brk_diverged] == 1)
+			replay_note(r, "brk(%#llx): the kernel returned %#llx, the model %#llx",
+				    (unsigned long long)ev->args[0], (unsigned long long)ev->ret,
+				    (unsigned long long)out);
+		return;
+	}
+	mm->brk_now = out;
+	new_end = PAGE_UP(out);
+	if (new_end > old_end)
+		map_made(r, mm, old_end, new_end - old_end, REPLAY_MAP_heap, REPLAY_CALL_brk,
+			 3 /* PROT_READ | PROT_WRITE */, 0);
+	else if (new_end < old_end)
+		map_event(r, mm, REPLAY_MAP_UNMAP, new_end, old_end - new_end);
 }
 
 void replay_syscall(struct replay *r, const struct trace_event *ev)
@@ -476,9 +555,12 @@ void replay_syscall(struct replay *r, const struct trace_event *ev)
 		break;
 	case LINUX_NR_munmap:
 		foreign_remove(mm, ev->args[0], ev->args[0] + ev->args[1]);
+		measures_freeing(r, mm);
 		err = thps_munmap(mm->proc, ev->args[0], ev->args[1]);
 		if (err)
 			model_failed(r, "munmap", err);
+		else
+			map_event(r, mm, REPLAY_MAP_UNMAP, ev->args[0], ev->args[1]);
 		break;
 	case LINUX_NR_mprotect:
 	case LINUX_NR_pkey_mprotect:
@@ -495,21 +577,9 @@ void replay_syscall(struct replay *r, const struct trace_event *ev)
 	case LINUX_NR_madvise:
 		sys_madvise(r, mm, ev);
 		break;
-	case LINUX_NR_brk: {
-		uint64_t out = 0;
-
-		if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
-			break; /* a query, or refused: brk(2) then returns the old break */
-		err = thps_brk(mm->proc, ev->args[0], &out);
-		if (err || out != (uint64_t)ev->ret) {
-			replay_count_skip(r, REPLAY_SKIP_brk_diverged);
-			if (r->res->skips[REPLAY_SKIP_brk_diverged] == 1)
-				replay_note(r, "brk(%#llx): the kernel returned %#llx, the model %#llx",
-				     (unsigned long long)ev->args[0], (unsigned long long)ev->ret,
-				     (unsigned long long)out);
-		}
+	case LINUX_NR_brk:
+		sys_brk(r, mm, ev);
 		break;
-	}
 	case LINUX_NR_prctl:
 		if (ev->args[0] == LINUX_PR_SET_THP_DISABLE) {
 			if (ev->args[1] && ev->args[2]) {

@@ -27,9 +27,11 @@
 #define THPSIM_REPLAY_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "thpsim.h"
 #include "trace/trace.h"
+#include "util/json.h"
 #include "util/knobs.h"
 
 #define REPLAY_SERIES_MAX 256
@@ -66,6 +68,53 @@ enum replay_skip { REPLAY_SKIPS(REPLAY_SKIP_ENUM) REPLAY_NR_SKIPS };
 const char *replay_skip_name(int i);
 const char *replay_skip_desc(int i);
 
+/* Where an anonymous mapping came from: its kind, for the roll-up of
+ * attribution by mapping (measure_mappings.c).  Name, label, meaning. */
+#define REPLAY_MAP_KINDS(X)                                                                    \
+	X(heap, "heap", "the brk heap (exec's [heap] and what brk added)")                      \
+	X(stack, "stack", "the main thread's stack ([stack])")                                  \
+	X(thread_stack, "thread stacks", "anonymous mmaps with MAP_STACK (glibc's thread stacks)") \
+	X(exec_anon, "exec's anonymous", "anonymous mappings exec made (bss)")                  \
+	X(mmap_small, "mmap <256K", "anonymous mmaps under 256 KiB")                            \
+	X(mmap_medium, "mmap 256K-2M", "anonymous mmaps of 256 KiB to under 2 MiB")             \
+	X(mmap_large, "mmap 2M-32M", "anonymous mmaps of 2 MiB to under 32 MiB")                \
+	X(mmap_huge, "mmap >=32M", "anonymous mmaps of 32 MiB and more")                        \
+	X(other, "other", "memory no recorded call explains")
+
+#define REPLAY_MAP_KIND_ENUM(name, label, desc) REPLAY_MAP_##name,
+enum replay_map_kind { REPLAY_MAP_KINDS(REPLAY_MAP_KIND_ENUM) REPLAY_NR_MAP_KINDS };
+#undef REPLAY_MAP_KIND_ENUM
+const char *replay_map_kind_name(int kind);
+const char *replay_map_kind_label(int kind);
+
+/* Figures of one mapping (kB), as smaps would count its range. */
+struct replay_map_figures {
+	uint64_t anon_kb, anon_huge_kb;
+};
+
+/* One anonymous mapping of an address space, by where it came from: the
+ * range one call made (mmap, brk, exec, mremap), kept as later calls
+ * unmap, move or advise parts of it; two calls' mappings that the kernel
+ * merged into one VMA stay two here.  Its pieces (after a partial munmap,
+ * say) share its id. */
+struct replay_mapping {
+	uint64_t start, end;     /* reported: from its lowest piece to its highest */
+	uint32_t id;             /* per address space, from 1; a fork's child keeps them */
+	int kind;                /* enum replay_map_kind */
+	const char *call;        /* "mmap", "brk", "exec", "mremap" */
+	uint64_t t_ns;           /* when the call was made */
+	uint64_t len0;           /* its length then */
+	int prot, flags;         /* PROT_*, Linux's MAP_* flags of the call */
+	int advice;              /* the last MADV_HUGEPAGE (14) or MADV_NOHUGEPAGE (15), or 0 */
+	int gone;                /* reported: unmapped after the peak, before the end */
+	struct replay_map_figures final, peak; /* a piece: its figures in "final" */
+};
+
+struct replay_mappings {
+	struct replay_mapping *v;
+	int n, cap;
+};
+
 /* One address space: a process from its exec (or fork) to its exit (or
  * next exec). */
 struct replay_mm {
@@ -98,6 +147,15 @@ struct replay_mm {
 	/* an exec's break, set once its heap is mapped */
 	uint64_t pending_start_brk, pending_brk;
 	int brk_pending;
+	uint64_t brk_now;        /* the break now, as the kernel returned it */
+	/* attribution by mapping (measure_mappings.c): the pieces alive,
+	 * sorted by address; the pieces as they were at the address space's
+	 * highest Anonymous, with their figures then; and, at the end, one
+	 * entry per mapping (by id) with its final and peak figures */
+	struct replay_mappings maps, maps_at_peak, mappings;
+	uint32_t maps_next_id;
+	struct replay_map_figures other_final, other_peak; /* what no mapping explains */
+	uint64_t maps_peak_anon_kb; /* the Anonymous at the last peak taken */
 };
 
 struct replay_opts {
@@ -171,5 +229,27 @@ struct replay_result {
 int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
 	       char *err, size_t errlen);
 void replay_result_free(struct replay_result *res);
+
+/* The measures' own output (measure.h): their members of a process's JSON
+ * object and of the result's, and their sections of the text report. */
+void replay_measures_json_mm(struct json *j, const struct replay_mm *mm);
+void replay_measures_json(struct json *j, const struct replay_result *res);
+void replay_measures_text(FILE *f, const struct replay_result *res);
+
+/* Attribution by mapping, rolled up by kind over every address space
+ * (measure_mappings.c): final figures each taken at its address space's
+ * end, peak ones at its peak; kind REPLAY_NR_MAP_KINDS is the pages
+ * written in private file mappings (anonymous copies in the kernel, not
+ * in the model's figures: final only). */
+struct replay_kind_sum {
+	int kind;
+	uint64_t mappings;
+	struct replay_map_figures final, peak;
+};
+#define REPLAY_NR_KIND_ROWS (REPLAY_NR_MAP_KINDS + 1)
+/* out sorted by final Anonymous, the largest first; returns the rows. */
+int replay_kind_sums(const struct replay_result *res, struct replay_kind_sum out[REPLAY_NR_KIND_ROWS]);
+const char *replay_kind_row_name(int kind);
+const char *replay_kind_row_label(int kind);
 
 #endif

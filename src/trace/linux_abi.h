@@ -77,6 +77,7 @@ enum linux_madv {
 #define LINUX_MAP_POPULATE 0x8000
 #define LINUX_MAP_NONBLOCK 0x10000
 #define LINUX_MAP_HUGETLB 0x40000
+#define LINUX_MAP_STACK 0x20000
 
 /* clone(2) flags */
 #define LINUX_CLONE_VM 0x100

@@ -21,6 +21,7 @@ static struct trace_writer W;
 static char P[128];
 static struct replay_result R;
 static uint64_t settle_ms; /* treplay's --settle */
+static int keep_trace;     /* treplay keeps the trace for treplay_again */
 
 static void tbegin(const char *tag)
 {
@@ -63,6 +64,21 @@ static void treplay(const char *kv, ...)
 	va_end(ap);
 	o.ram_bytes = 2ULL << 30;
 	o.settle_ms = settle_ms;
+	if (replay_run(P, &o, &R, err, sizeof(err)))
+		test_fail(__FILE__, __LINE__, "replay: %s", err);
+	if (!keep_trace)
+		unlink(P);
+}
+
+/* The trace treplay kept, replayed again with one more knob, then gone. */
+static void treplay_again(const char *kv)
+{
+	struct replay_opts o = { .ram_bytes = 2ULL << 30 };
+	char err[1024];
+
+	replay_result_free(&R);
+	ASSERT_OK(knob_sets_add(&o.knobs, kv));
+	keep_trace = 0;
 	if (replay_run(P, &o, &R, err, sizeof(err)))
 		test_fail(__FILE__, __LINE__, "replay: %s", err);
 	unlink(P);
@@ -606,4 +622,147 @@ TEST(replay_khugepaged_on_the_trace_clock)
 	ASSERT_EQ(R.khugepaged_pages_to_scan, 4096);
 	ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_AnonHugePages], 16384);
 	ASSERT(R.nnotes >= 1);
+}
+
+/* ---- attribution by mapping (measure_mappings.c) ---- */
+static const struct replay_mapping *tmap(const struct replay_mm *mm, uint64_t start)
+{
+	for (int k = 0; k < mm->mappings.n; k++)
+		if (mm->mappings.v[k].start == start)
+			return &mm->mappings.v[k];
+	test_fail(__FILE__, __LINE__, "no mapping at %#llx", (unsigned long long)start);
+}
+
+/* Each address space's mappings and "other" sum to its figures at the
+ * end, and at the peak to its Anonymous then. */
+static void assert_mappings_sum(const struct replay_mm *mm)
+{
+	uint64_t anon = mm->other_final.anon_kb, huge = mm->other_final.anon_huge_kb;
+	uint64_t peak = mm->other_peak.anon_kb;
+
+	for (int k = 0; k < mm->mappings.n; k++) {
+		anon += mm->mappings.v[k].final.anon_kb;
+		huge += mm->mappings.v[k].final.anon_huge_kb;
+		peak += mm->mappings.v[k].peak.anon_kb;
+		ASSERT(!mm->mappings.v[k].gone || !mm->mappings.v[k].final.anon_kb);
+	}
+	ASSERT_EQ(anon, mm->final[THPS_PROC_Anonymous]);
+	ASSERT_EQ(huge, mm->final[THPS_PROC_AnonHugePages]);
+	ASSERT_EQ(peak, mm->maps_peak_anon_kb);
+	ASSERT_EQ(mm->maps_peak_anon_kb, mm->final[THPS_PROC_VmHWM]); /* exact here: no shrinker */
+}
+
+/* Two mmaps the kernel merges into one VMA (the second right above the
+ * first, same protection), each madvised and written once: a THP fault
+ * maps the whole 2 MiB range of the fault inside the VMA
+ * (do_huge_pmd_anonymous_page), so each mapping holds one THP; smaps
+ * shows one VMA of 4096 kB AnonHugePages, which attribution splits. */
+TEST(replay_mappings_merged_vmas_stay_two)
+{
+	const struct replay_mm *mm;
+
+	tbegin("maps-merged");
+	tsys(9, (int64_t)A, 0, HPAGE, RW, ANON_PRIVATE);
+	tsys(9, (int64_t)(A + HPAGE), 0, HPAGE, RW, ANON_PRIVATE);
+	tsys(28, 0, A, HPAGE, 14, 0);
+	tsys(28, 0, A + HPAGE, HPAGE, 14, 0);
+	trace_write_fault(&W, A, 1, 0);
+	trace_write_fault(&W, A + HPAGE + PAGE, 1, 0);
+	trace_write_exit(&W, 0);
+	keep_trace = 1;
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(mm->final[THPS_PROC_AnonHugePages], 4096);
+	ASSERT_EQ(tmap(mm, A)->final.anon_huge_kb, 2048);
+	ASSERT_EQ(tmap(mm, A + HPAGE)->final.anon_huge_kb, 2048);
+	ASSERT_EQ(tmap(mm, A)->kind, REPLAY_MAP_mmap_large);
+	ASSERT_EQ(tmap(mm, A)->advice, 14);
+	ASSERT(!strcmp(tmap(mm, A)->call, "mmap"));
+	assert_mappings_sum(mm);
+	/* under never: one 4 KiB page each */
+	treplay_again("transparent_hugepage/enabled=never");
+	mm = tmm(PID, 0);
+	ASSERT_EQ(tmap(mm, A)->final.anon_kb, 4);
+	ASSERT_EQ(tmap(mm, A + HPAGE)->final.anon_kb, 4);
+	assert_mappings_sum(mm);
+}
+
+/* exec's stack (grown down by a fault below it: the stack's own), the heap
+ * grown by brk (one mapping, however many calls) and shrunk, a thread
+ * stack (MAP_STACK) and a 40 MiB mmap, under THP never: each written page
+ * is 4 kB of Anonymous where it was written (do_anonymous_page). */
+TEST(replay_mappings_kinds_heap_stack_and_sizes)
+{
+	const struct replay_mm *mm;
+	uint64_t top = 0x7ffffff00000ULL, heap = 0x555555600000ULL, ts = A + MB(64);
+
+	tbegin("maps-kinds");
+	trace_write_exec(&W, "/bin/prog2", heap, heap, 8 << 20);
+	trace_write_vma(&W, top - KB(132), KB(132), RW, TRACE_VMA_STACK, "");
+	trace_write_touch(&W, top - KB(8), KB(8), TRACE_TOUCH_WRITE);
+	trace_write_fault(&W, top - MB(1), 1, 0);
+	tsys(12, (int64_t)heap + KB(64), heap + KB(64), 0, 0, 0);
+	tsys(12, (int64_t)heap + KB(200), heap + KB(200), 0, 0, 0);
+	tfaults(heap, KB(200), PAGE, 1);
+	tsys(12, (int64_t)heap + KB(100), heap + KB(100), 0, 0, 0);
+	tsys(9, (int64_t)ts, 0, MB(8), RW, ANON_PRIVATE | 0x20000 /* MAP_STACK */);
+	tfaults(ts + MB(8) - KB(16), KB(16), PAGE, 1);
+	tsys(9, (int64_t)A, 0, MB(40), RW, ANON_PRIVATE);
+	tfaults(A, MB(1), PAGE, 1);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=never", NULL);
+	mm = tmm(PID, 1);
+	ASSERT_EQ(tmap(mm, top - MB(1))->kind, REPLAY_MAP_stack); /* grown down to the fault */
+	ASSERT_EQ(tmap(mm, top - MB(1))->final.anon_kb, 8 + 4);
+	ASSERT_EQ(tmap(mm, heap)->kind, REPLAY_MAP_heap);
+	ASSERT_EQ(tmap(mm, heap)->end, heap + KB(100));
+	ASSERT_EQ(tmap(mm, heap)->final.anon_kb, 100);
+	ASSERT_EQ(tmap(mm, ts)->kind, REPLAY_MAP_thread_stack);
+	ASSERT_EQ(tmap(mm, ts)->final.anon_kb, 16);
+	ASSERT_EQ(tmap(mm, A)->kind, REPLAY_MAP_mmap_huge);
+	ASSERT_EQ(tmap(mm, A)->final.anon_kb, 1024);
+	ASSERT_EQ(mm->other_final.anon_kb, 0);
+	assert_mappings_sum(mm);
+}
+
+/* munmap of a part, mremap of the rest to a new place (it keeps its kind
+ * and origin, and grows), fork (the child starts with its parent's
+ * mappings), and a mapping that held the peak then went. */
+TEST(replay_mappings_follow_munmap_mremap_and_fork)
+{
+	const struct replay_mm *mm, *child;
+	uint64_t to = A + MB(256);
+	const struct replay_mapping *m;
+
+	tbegin("maps-move");
+	tsys(9, (int64_t)A, 0, MB(1), RW, ANON_PRIVATE);
+	tfaults(A, MB(1), PAGE, 1);
+	tsys(11, 0, A + KB(512), KB(512), 0, 0);
+	tsys(25, (int64_t)to, A, KB(512), MB(1), 3 /* MAYMOVE|FIXED */);
+	tfaults(to + KB(512), KB(64), PAGE, 1);
+	tsys(9, (int64_t)(A + MB(64)), 0, MB(8), RW, ANON_PRIVATE);
+	tfaults(A + MB(64), MB(8), PAGE, 1);
+	tsys(11, 0, A + MB(64), MB(8), 0, 0);
+	trace_write_fork(&W, PID + 1, 0x1200011);
+	trace_write_proc(&W, PID + 1);
+	trace_write_fault(&W, to + MB(1) - PAGE, 1, 0);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=never", NULL);
+	mm = tmm(PID, 0);
+	m = tmap(mm, to);
+	ASSERT_EQ(m->end, to + MB(1));
+	ASSERT_EQ(m->kind, REPLAY_MAP_mmap_medium); /* its first call's length */
+	ASSERT(!strcmp(m->call, "mmap"));
+	ASSERT_EQ(m->final.anon_kb, 512 + 64);
+	ASSERT_EQ(m->peak.anon_kb, 512 + 64);
+	m = tmap(mm, A + MB(64)); /* held the peak, then went */
+	ASSERT(m->gone);
+	ASSERT_EQ(m->peak.anon_kb, 8192);
+	ASSERT_EQ(m->final.anon_kb, 0);
+	assert_mappings_sum(mm);
+	child = tmm(PID + 1, 0);
+	ASSERT_EQ(tmap(child, to)->final.anon_kb, 512 + 64 + 4);
+	assert_mappings_sum(child);
 }
