@@ -623,6 +623,12 @@ struct session {
 	pid_t child;            /* the program's first process */
 };
 
+/* What the child sends back when it cannot exec the command. */
+struct child_error {
+	int step;               /* enum rec_child_step */
+	int err;                /* an errno */
+};
+
 static void recorder_free(struct recorder *rc);
 
 /*
@@ -747,7 +753,8 @@ void rec_shell_join(char *out, size_t len, char *const argv[])
 	}
 }
 
-static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib)
+static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib,
+			 int no_aslr)
 {
 	struct utsname u;
 	char cmd[2048], buf[64];
@@ -768,6 +775,7 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 	trace_header_add(h, "ring_buffer_mib", buf);
 	trace_header_add(h, "method", "perf tracepoints, PR_SET_THP_DISABLE, ptrace stops at exec "
 				      "and exit");
+	trace_header_add(h, "aslr", rec_aslr_state(no_aslr));
 	/* the recording kernel's profile, as the thpsim/ knobs replay applies */
 	{
 		const struct kprofile *p = kprofile_host();
@@ -781,7 +789,7 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 /* The recorder itself failed (it could not trace, or could not write the
  * trace): as env(1) and timeout(1), 125, which a program rarely returns. */
 
-static int print_measured(struct run *run, struct outfile *of)
+static int print_measured(struct run *run, struct outfile *of, int no_aslr)
 {
 	FILE *f = of->f ? of->f : stderr;
 	char why[8192];
@@ -789,6 +797,7 @@ static int print_measured(struct run *run, struct outfile *of)
 
 	json_init(&j, f, 1);
 	json_begin_object(&j, NULL);
+	json_string(&j, "aslr", rec_aslr_state(no_aslr));
 	json_begin_array(&j, "processes");
 	for (int i = 0; i < run->nm; i++) {
 		json_begin_object(&j, NULL);
@@ -894,7 +903,7 @@ static int recorder_open(struct session *ss)
 				"%s\n", rc->pp.tracefs);
 	for (int k = 0; k < NR_SYSCALLS; k++) /* 0: not traced */
 		rc->nargs[linux_syscalls[k].nr] = linux_syscalls[k].nargs + 1;
-	build_header(h, o->argv, ss->ring_mib);
+	build_header(h, o->argv, ss->ring_mib, o->no_aslr);
 	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
 	if (!err) {
 		err = trace_writer_open_stream(&rc->w, ss->of.f, o->out, h);
@@ -933,12 +942,14 @@ static int measure_open(struct session *ss)
 
 /*
  * The child: THP off for what it records, then it waits on go until the
- * recorder follows it, and execs the command.  An exec that fails sends
- * its errno back through errp (close-on-exec: EOF there means it ran).
+ * recorder follows it, sets up its personality (child.c) and
+ * execs the command.  What fails sends a struct child_error back through
+ * errp (close-on-exec: EOF there means the command runs).
  */
 static _Noreturn void exec_program(const struct session *ss, int go, int errp)
 {
 	char *const *argv = ss->o->argv;
+	struct child_error ce = { REC_STEP_EXEC, 0 };
 	char c;
 	int err;
 
@@ -947,11 +958,33 @@ static _Noreturn void exec_program(const struct session *ss, int go, int errp)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	if (read(go, &c, 1) != 1)
 		_exit(127);
-	execvp(argv[0], argv);
-	err = errno;
-	if (write(errp, &err, sizeof(err)) < 0)
+	err = rec_child_prepare(ss->o->no_aslr, &ce.step);
+	if (!err) {
+		execvp(argv[0], argv);
+		err = -errno;
+		ce.step = REC_STEP_EXEC;
+	}
+	ce.err = -err;
+	if (write(errp, &ce, sizeof(ce)) < 0)
 		_exit(127);
 	_exit(127);
+}
+
+/* The exit status for what the child could not do, after one line saying
+ * it: 127 or 126 for the command (as a shell), RECORD_FAILED for the
+ * set-up the recorder asked of it. */
+static int child_failed(const struct session *ss, const struct child_error *ce)
+{
+	switch (ce->step) {
+	case REC_STEP_EXEC:
+		msg_error(-ce->err, "record: cannot run %s", ss->o->argv[0]);
+		return ce->err == ENOENT ? 127 : 126;
+	default: /* REC_STEP_PERSONALITY */
+		msg_error(-ce->err, "record: cannot turn address-space randomisation off for %s "
+				    "(--no-aslr): %s failed", ss->o->argv[0],
+			  rec_child_step_name(ce->step));
+		return RECORD_FAILED;
+	}
 }
 
 /*
@@ -962,6 +995,7 @@ static _Noreturn void exec_program(const struct session *ss, int go, int errp)
 static int follow_program(struct session *ss, int go, int errp)
 {
 	struct recorder *rc = ss->rc;
+	struct child_error ce;
 	char why[512];
 	int err;
 
@@ -1000,12 +1034,11 @@ static int follow_program(struct session *ss, int go, int errp)
 		return record_abandon(ss, 1, RECORD_FAILED);
 	}
 	close(go);
-	if (read(errp, &err, sizeof(err)) == sizeof(err)) {
+	if (read(errp, &ce, sizeof(ce)) == sizeof(ce)) {
 		/* an existing file stays as it was */
-		msg_error(-err, "record: cannot run %s", ss->o->argv[0]);
 		close(ss->sfd);
 		close(errp);
-		return record_abandon(ss, 0, err == ENOENT ? 127 : 126);
+		return record_abandon(ss, 0, child_failed(ss, &ce));
 	}
 	close(errp);
 	return 0;
@@ -1117,7 +1150,7 @@ int record_run(struct record_opts *o)
 	if (ss.rc) {
 		failed = finish_recording(&ss);
 	} else {
-		failed = print_measured(&run, &ss.of);
+		failed = print_measured(&run, &ss.of, o->no_aslr);
 		free(run.m);
 	}
 	sigprocmask(SIG_SETMASK, &ss.old, NULL);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -282,4 +283,123 @@ TEST(record_command_line_survives_quoting)
 	/* too long: whole words, then " ..." */
 	rec_shell_join(line, 24, argv);
 	ASSERT(!strcmp(line, "python3 -c ..."));
+}
+
+/* ---- --no-aslr ---- */
+
+/*
+ * cat's /proc/self/maps, run by the recorder (a trace into path, or
+ * --measure with its JSON into path) with or without --no-aslr: its
+ * heap, the libraries and anonymous memory it mapped, its stack.  Returns
+ * the maps, malloc'd; the recording's exit status must be 0.
+ */
+static char *maps_when_recorded(int measure, int no_aslr)
+{
+	char maps[128], cmd[256];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .measure = measure, .no_aslr = no_aslr,
+				 .argv = argv };
+	char *text = calloc(1, 1 << 16);
+	FILE *f;
+
+	ASSERT(text);
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-aslr.%s", (int)getpid(),
+		 measure ? "json" : "trace");
+	snprintf(maps, sizeof(maps), "/tmp/thpsim-test-%d-aslr.maps", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "exec cat /proc/self/maps > %s", maps);
+	unlink(path);
+	unlink(maps);
+	fflush(stdout);
+	ASSERT_EQ(record_run(&o), 0);
+	f = fopen(maps, "r");
+	ASSERT(f);
+	ASSERT(fread(text, 1, (1 << 16) - 1, f) > 0);
+	fclose(f);
+	unlink(maps);
+	ASSERT(strstr(text, "[stack]"));
+	return text;
+}
+
+/* The trace header's aslr=, or the --measure JSON's "aslr", of path. */
+static void expect_aslr_said(int measure, const char *want)
+{
+	static struct trace_reader r;
+	char line[256], json[64];
+	const char *v;
+	FILE *f;
+
+	if (!measure) {
+		ASSERT_OK(trace_reader_open(&r, path));
+		v = trace_header_get(&r.header, "aslr");
+		if (!v || strcmp(v, want))
+			test_fail(__FILE__, __LINE__, "the trace header says aslr=%s, not %s",
+				  v ? v : "(nothing)", want);
+		trace_reader_close(&r);
+		return;
+	}
+	snprintf(json, sizeof(json), "\"aslr\": \"%s\"", want);
+	f = fopen(path, "r");
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f) && !strstr(line, json))
+		;
+	if (!strstr(line, json))
+		test_fail(__FILE__, __LINE__, "%s has no %s", path, json);
+	fclose(f);
+}
+
+/* With --no-aslr, two runs of the same program map everything at the same
+ * addresses, recorded and measured alike, and say so. */
+TEST(record_no_aslr_maps_the_same_addresses_twice)
+{
+	need_tracing();
+	for (int measure = 0; measure < 2; measure++) {
+		char *a = maps_when_recorded(measure, 1), *b;
+
+		expect_aslr_said(measure, "off");
+		unlink(path);
+		b = maps_when_recorded(measure, 1);
+		unlink(path);
+		if (strcmp(a, b))
+			test_fail(__FILE__, __LINE__, "%s --no-aslr: two runs mapped differently:\n"
+				  "%s\n-- then --\n%s", measure ? "--measure" : "record", a, b);
+		free(a);
+		free(b);
+	}
+}
+
+/* Without it, the machine's randomisation applies: two runs map at other
+ * addresses (on x86-64 the mmap base alone takes vm.mmap_rnd_bits, 28 by
+ * default, random bits, so a coincidence is not a worry).  Where the
+ * machine or this process has randomisation off, there is nothing to see:
+ * skipped, saying which. */
+TEST(record_without_no_aslr_maps_differ_where_randomised)
+{
+	char v[16] = "";
+	FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+	int pers = personality(0xffffffff);
+
+	if (!f || !fgets(v, sizeof(v), f))
+		test_skip("cannot read /proc/sys/kernel/randomize_va_space");
+	fclose(f);
+	if (v[0] == '0')
+		test_skip("kernel.randomize_va_space is 0: this machine does not randomise "
+			  "address spaces, so runs without --no-aslr map alike too");
+	if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
+		test_skip("the tests run with ADDR_NO_RANDOMIZE (setarch -R?), which the "
+			  "recorded program inherits");
+	need_tracing();
+	for (int measure = 0; measure < 2; measure++) {
+		char *a = maps_when_recorded(measure, 0), *b;
+
+		expect_aslr_said(measure, "on");
+		unlink(path);
+		b = maps_when_recorded(measure, 0);
+		unlink(path);
+		if (!strcmp(a, b))
+			test_fail(__FILE__, __LINE__, "%s without --no-aslr, randomize_va_space %c: "
+				  "two runs mapped alike:\n%s", measure ? "--measure" : "record",
+				  v[0], a);
+		free(a);
+		free(b);
+	}
 }
