@@ -11,12 +11,14 @@
 #include "record/record.h"
 
 static const char usage_text[] =
-	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [-q]\n"
+	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q]\n"
 	"                     -- COMMAND [ARG]...\n"
-	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr]\n"
+	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
 	"                     -- COMMAND [ARG]...\n"
 	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
 	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
+	"  Under sudo (SUDO_UID and SUDO_GID set), COMMAND runs as the user who ran sudo,\n"
+	"  with that user's groups; the recorder itself stays root.\n"
 	"  -o TRACE     the trace; an existing file is replaced only with --force, a\n"
 	"               symbolic link never; written beside it as .TRACE.XXXXXX and\n"
 	"               renamed when complete\n"
@@ -25,12 +27,14 @@ static const char usage_text[] =
 	"  --no-aslr    run COMMAND with address-space randomisation off (as setarch -R), so\n"
 	"               that its mappings land at the same addresses on every run; the\n"
 	"               trace header (aslr=) and the --measure JSON say whether it was on\n"
+	"  --as-root    under sudo, run COMMAND as root rather than as the user who ran sudo\n"
 	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
 	"               write what the kernel reported for each process when it exited\n"
 	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
 	"  Exit status: COMMAND's (128 + N when killed by signal N), 126 or 127 when it\n"
 	"  cannot be run, 125 when the recorder failed (no tracing, the trace could not\n"
-	"  be written, randomisation could not be turned off), 2 for bad arguments or an\n"
+	"  be written, randomisation could not be turned off, the user's ids could not be\n"
+	"  taken), 2 for bad arguments, a SUDO_UID or SUDO_GID that is not a number, or an\n"
 	"  existing -o file without --force.";
 
 int cmd_record(int argc, char **argv)
@@ -38,7 +42,7 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	const char *out = NULL;
 	uint64_t ring_mib = 64;
-	int measure = 0, quiet = 0, force = 0, no_aslr = 0, i, rc;
+	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, i, rc;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -60,6 +64,8 @@ int cmd_record(int argc, char **argv)
 			quiet = 1;
 		} else if (!strcmp(argv[i], "--no-aslr")) {
 			no_aslr = 1;
+		} else if (!strcmp(argv[i], "--as-root")) {
+			as_root = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
@@ -80,6 +86,7 @@ int cmd_record(int argc, char **argv)
 	o.quiet = quiet;
 	o.force = force;
 	o.no_aslr = no_aslr;
+	o.as_root = as_root;
 	o.argv = argv + i;
 	rc = record_run(&o);
 	/* a program killed by a signal: main() dies by it too */

@@ -621,6 +621,7 @@ struct session {
 	sigset_t mask, old;     /* the signals the loop reads; the caller's mask */
 	int sfd;                /* a signalfd of mask */
 	pid_t child;            /* the program's first process */
+	struct rec_user user;   /* under sudo: whom the command runs as */
 };
 
 /* What the child sends back when it cannot exec the command. */
@@ -865,6 +866,22 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 	return RECORD_FAILED;
 }
 
+/* Under sudo, unless --as-root: whom the command runs as (child.c).  0, or
+ * 2 after a message when SUDO_UID or SUDO_GID is not a number. */
+static int find_user(struct session *ss)
+{
+	char why[512];
+	int err;
+
+	if (ss->o->as_root)
+		return 0;
+	err = rec_user_from_sudo(&ss->user, why, sizeof(why));
+	if (!err)
+		return 0;
+	msg_error(0, "record: %s", why);
+	return err == -EINVAL ? 2 : RECORD_FAILED;
+}
+
 /* An output file that must not be replaced is a usage error (2); any
  * other failure to open it is the recorder's. */
 static int open_failed_status(int err)
@@ -942,7 +959,7 @@ static int measure_open(struct session *ss)
 
 /*
  * The child: THP off for what it records, then it waits on go until the
- * recorder follows it, sets up its personality (child.c) and
+ * recorder follows it, sets up its personality and user (child.c) and
  * execs the command.  What fails sends a struct child_error back through
  * errp (close-on-exec: EOF there means the command runs).
  */
@@ -958,7 +975,7 @@ static _Noreturn void exec_program(const struct session *ss, int go, int errp)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	if (read(go, &c, 1) != 1)
 		_exit(127);
-	err = rec_child_prepare(ss->o->no_aslr, &ce.step);
+	err = rec_child_prepare(&ss->user, ss->o->no_aslr, &ce.step);
 	if (!err) {
 		execvp(argv[0], argv);
 		err = -errno;
@@ -975,13 +992,21 @@ static _Noreturn void exec_program(const struct session *ss, int go, int errp)
  * set-up the recorder asked of it. */
 static int child_failed(const struct session *ss, const struct child_error *ce)
 {
+	const struct rec_user *u = &ss->user;
+
 	switch (ce->step) {
 	case REC_STEP_EXEC:
 		msg_error(-ce->err, "record: cannot run %s", ss->o->argv[0]);
 		return ce->err == ENOENT ? 127 : 126;
-	default: /* REC_STEP_PERSONALITY */
+	case REC_STEP_PERSONALITY:
 		msg_error(-ce->err, "record: cannot turn address-space randomisation off for %s "
 				    "(--no-aslr): %s failed", ss->o->argv[0],
+			  rec_child_step_name(ce->step));
+		return RECORD_FAILED;
+	default:
+		msg_error(-ce->err, "record: cannot run %s as %s (uid %u, gid %u: the user sudo "
+				    "was run by; --as-root keeps root): %s failed", ss->o->argv[0],
+			  u->name, (unsigned)u->uid, (unsigned)u->gid,
 			  rec_child_step_name(ce->step));
 		return RECORD_FAILED;
 	}
@@ -1135,11 +1160,15 @@ int record_run(struct record_opts *o)
 	int code, failed;
 
 	o->exit_signal = 0;
-	code = o->measure ? measure_open(&ss) : recorder_open(&ss);
+	code = find_user(&ss);
+	if (!code)
+		code = o->measure ? measure_open(&ss) : recorder_open(&ss);
 	if (!code)
 		code = start_program(&ss);
-	if (code)
+	if (code) {
+		rec_user_free(&ss.user);
 		return code;
+	}
 
 	run.child = ss.child;
 	run.rc = ss.rc;
@@ -1154,6 +1183,7 @@ int record_run(struct record_opts *o)
 		free(run.m);
 	}
 	sigprocmask(SIG_SETMASK, &ss.old, NULL);
+	rec_user_free(&ss.user);
 	code = exit_like(run.status, &o->exit_signal);
 	if (failed)
 		o->exit_signal = 0; /* the exit status says the recorder failed */
