@@ -905,7 +905,8 @@ static int recorder_open(struct session *ss)
 	if (!rc || !h) {
 		free(h);
 		free(rc);
-		return msg_error(-ENOMEM, "record");
+		msg_error(-ENOMEM, "record");
+		return RECORD_FAILED;
 	}
 	rc->syscalls = rc->procs = rc->ended = (struct pidtab)PIDTAB_INIT(struct slot, 256);
 	err = rec_tracing_setup(&rc->pp, why, sizeof(why));
