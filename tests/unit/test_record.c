@@ -348,18 +348,27 @@ static void expect_aslr_said(int measure, const char *want)
 	fclose(f);
 }
 
+/* The maps of two runs, recorded or measured, with or without --no-aslr;
+ * each run's trace header or JSON must say whether randomisation was on. */
+static void two_runs(int measure, int no_aslr, char **a, char **b)
+{
+	*a = maps_when_recorded(measure, no_aslr);
+	expect_aslr_said(measure, no_aslr ? "off" : "on");
+	unlink(path);
+	*b = maps_when_recorded(measure, no_aslr);
+	expect_aslr_said(measure, no_aslr ? "off" : "on");
+	unlink(path);
+}
+
 /* With --no-aslr, two runs of the same program map everything at the same
  * addresses, recorded and measured alike, and say so. */
 TEST(record_no_aslr_maps_the_same_addresses_twice)
 {
 	need_tracing();
 	for (int measure = 0; measure < 2; measure++) {
-		char *a = maps_when_recorded(measure, 1), *b;
+		char *a, *b;
 
-		expect_aslr_said(measure, "off");
-		unlink(path);
-		b = maps_when_recorded(measure, 1);
-		unlink(path);
+		two_runs(measure, 1, &a, &b);
 		if (strcmp(a, b))
 			test_fail(__FILE__, __LINE__, "%s --no-aslr: two runs mapped differently:\n"
 				  "%s\n-- then --\n%s", measure ? "--measure" : "record", a, b);
@@ -390,12 +399,9 @@ TEST(record_without_no_aslr_maps_differ_where_randomised)
 			  "recorded program inherits");
 	need_tracing();
 	for (int measure = 0; measure < 2; measure++) {
-		char *a = maps_when_recorded(measure, 0), *b;
+		char *a, *b;
 
-		expect_aslr_said(measure, "on");
-		unlink(path);
-		b = maps_when_recorded(measure, 0);
-		unlink(path);
+		two_runs(measure, 0, &a, &b);
 		if (!strcmp(a, b))
 			test_fail(__FILE__, __LINE__, "%s without --no-aslr, randomize_va_space %c: "
 				  "two runs mapped alike:\n%s", measure ? "--measure" : "record",
