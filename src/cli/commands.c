@@ -50,7 +50,8 @@ static const struct {
 	{ "knobs", cmd_knobs, "", "the knobs --set takes, their defaults and values", 0 },
 	{ "kernel-profile", cmd_kernel_profile, "[--format text|json]",
 	  "what the running kernel is and does, as the model's thpsim/ knobs", 1 },
-	{ "record", cmd_record, "-o TRACE [--force] [--buffer MiB] [-q] -- COMMAND [ARG]...",
+	{ "record", cmd_record, "-o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q] "
+	  "-- COMMAND [ARG]...",
 	  "trace a real program's anonymous memory (root)", 1 },
 	{ "replay", cmd_replay, "TRACE|- [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
 	  "[-q]", "a recorded program under a THP policy", 1 },

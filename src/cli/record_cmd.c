@@ -11,28 +11,38 @@
 #include "record/record.h"
 
 static const char usage_text[] =
-	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [-q] -- COMMAND [ARG]...\n"
-	"       thpsim record --measure [-o FILE.json] [--force] -- COMMAND [ARG]...\n"
+	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q]\n"
+	"                     -- COMMAND [ARG]...\n"
+	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
+	"                     -- COMMAND [ARG]...\n"
 	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
 	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
+	"  Under sudo (SUDO_UID and SUDO_GID set), COMMAND runs as the user who ran sudo,\n"
+	"  with that user's groups; the recorder itself stays root.\n"
 	"  -o TRACE     the trace; an existing file is replaced only with --force, a\n"
 	"               symbolic link never; written beside it as .TRACE.XXXXXX and\n"
 	"               renamed when complete\n"
 	"  --buffer MiB the kernel's ring buffer per CPU (default 64)\n"
 	"  -q, --quiet  no summary line\n"
+	"  --no-aslr    run COMMAND with address-space randomisation off (as setarch -R), so\n"
+	"               that its mappings land at the same addresses on every run; the\n"
+	"               trace header (aslr=) and the --measure JSON say whether it was on\n"
+	"  --as-root    under sudo, run COMMAND as root rather than as the user who ran sudo\n"
 	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
 	"               write what the kernel reported for each process when it exited\n"
 	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
 	"  Exit status: COMMAND's (128 + N when killed by signal N), 126 or 127 when it\n"
 	"  cannot be run, 125 when the recorder failed (no tracing, the trace could not\n"
-	"  be written), 2 for bad arguments or an existing -o file without --force.";
+	"  be written, randomisation could not be turned off, the user's ids could not be\n"
+	"  taken), 2 for bad arguments, a SUDO_UID or SUDO_GID that is not a number, or an\n"
+	"  existing -o file without --force.";
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
 	const char *out = NULL;
 	uint64_t ring_mib = 64;
-	int measure = 0, quiet = 0, force = 0, i, rc;
+	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, i, rc;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -52,6 +62,10 @@ int cmd_record(int argc, char **argv)
 			measure = 1;
 		} else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
 			quiet = 1;
+		} else if (!strcmp(argv[i], "--no-aslr")) {
+			no_aslr = 1;
+		} else if (!strcmp(argv[i], "--as-root")) {
+			as_root = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
@@ -71,6 +85,8 @@ int cmd_record(int argc, char **argv)
 	o.measure = measure;
 	o.quiet = quiet;
 	o.force = force;
+	o.no_aslr = no_aslr;
+	o.as_root = as_root;
 	o.argv = argv + i;
 	rc = record_run(&o);
 	/* a program killed by a signal: main() dies by it too */

@@ -271,164 +271,232 @@ static int collect(const char *arg, char ***files, int *n, int *cap)
 	return 0;
 }
 
-int cmd_validate(int argc, char **argv)
-{
-	char **files = NULL;
-	int n = 0, cap = 0, json = 0, bad = 0, counts[5] = { 0 };
-	const struct kprofile *prof;
-	char got[32];
-	static const char *const kinds[] = { "match", "diff", "fail", "error", "skipped" };
+/* The results validate counts, in the order its summary gives them. */
+enum { V_MATCH, V_DIFF, V_FAIL, V_ERROR, V_SKIPPED, V_NR_RESULTS };
+static const char *const result_names[V_NR_RESULTS] = { "match", "diff", "fail", "error",
+							"skipped" };
+
+/* validate's output and what it has counted so far. */
+struct vout {
+	int json;
 	struct json j;
+	int counts[V_NR_RESULTS];
+	int bad;                /* the exit status so far */
+};
+
+/* The options, then the scenario files the other arguments name (once the
+ * options are known good).  0, or 2 after a message. */
+static int parse_args(int argc, char **argv, int *json, char ***files, int *n)
+{
+	static const char usage[] = "usage: thpsim validate SCENARIO|DIR... [--format text|json]";
+	int cap = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-			if (cli_parse_format(argv[++i], &json))
+			if (cli_parse_format(argv[++i], json))
 				return 2;
 		} else if (argv[i][0] == '-') {
-			return cli_bad_option("validate", argv[i], "usage: thpsim validate "
-					      "SCENARIO|DIR... [--format text|json]");
+			return cli_bad_option("validate", argv[i], usage);
 		}
 	}
-	/* the files once the options are known good */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--format"))
 			i++;
-		else if (collect(argv[i], &files, &n, &cap))
+		else if (collect(argv[i], files, n, &cap))
 			return 2;
 	}
-	if (!n)
-		return cli_usage("usage: thpsim validate SCENARIO|DIR... [--format text|json]");
-	prof = kprofile_host();
-	if (json) {
-		json_init(&j, stdout, 1);
-		json_begin_object(&j, NULL);
-		json_string(&j, "kernel", prof->release);
-		json_begin_object(&j, "profile");
+	if (!*n)
+		return cli_usage("%s", usage);
+	return 0;
+}
+
+/* The kernel and the profile the model runs. */
+static void print_head(struct vout *v, const struct kprofile *prof)
+{
+	if (v->json) {
+		json_init(&v->j, stdout, 1);
+		json_begin_object(&v->j, NULL);
+		json_string(&v->j, "kernel", prof->release);
+		json_begin_object(&v->j, "profile");
 		for (int i = 0; i < prof->nitems; i++)
-			json_string(&j, prof->item[i].knob, prof->item[i].value);
-		json_end_object(&j);
-		json_begin_array(&j, "scenarios");
+			json_string(&v->j, prof->item[i].knob, prof->item[i].value);
+		json_end_object(&v->j);
+		json_begin_array(&v->j, "scenarios");
 	} else {
 		printf("kernel %s: the model runs its profile,", prof->release);
 		for (int i = 0; i < prof->nitems; i++)
 			printf(" %s=%s", prof->item[i].knob + 7, prof->item[i].value);
 		printf(" ('thpsim kernel-profile' says why)\n");
 	}
-	for (int f = 0; f < n; f++) {
-		struct scenario s;
-		struct scn_result m, k;
-		struct outcome *o = calloc(1, sizeof(*o));
+}
 
-		if (!o || scenario_parse_file(files[f], &s, stderr)) {
-			/* counted, so that the summary never says "0 error" of it */
-			bad = 2;
-			counts[3]++;
-			if (json) {
-				json_begin_object(&j, NULL);
-				json_string(&j, "file", files[f]);
-				json_string(&j, "result", "error");
-				json_string(&j, "reason", o ? "does not parse (the message is on "
-							      "standard error)" : "out of memory");
-				json_end_object(&j);
-			} else {
-				printf("%-8s %-40s does not parse (the message is above)\n", "error",
-				       files[f]);
-			}
-			free(o);
-			continue;
-		}
-		scenario_run_model(&s, prof, NULL, &m);
-		judge(&s, prof, scenario_run_kernel, &m, &k, o);
-		for (int c = 0; c < 5; c++)
-			counts[c] += !strcmp(o->result, kinds[c]);
-		if (strcmp(o->result, "match") && strcmp(o->result, "skipped") && !bad)
-			bad = 1;
-		if (json) {
-			json_begin_object(&j, NULL);
-			json_string(&j, "name", s.name);
-			json_string(&j, "file", s.path);
-			json_string(&j, "result", o->result);
-			json_string(&j, "reason", o->reason);
-			json_int(&j, "compared", o->ncompared);
-			json_begin_array(&j, "diffs");
-			for (int d = 0; d < o->ndiffs && d < 64; d++) {
-				json_begin_object(&j, NULL);
-				json_string(&j, "figure", o->diffs[d].key);
-				json_int(&j, "model", o->diffs[d].model);
-				json_int(&j, "kernel", o->diffs[d].kernel);
-				json_end_object(&j);
-			}
-			json_end_array(&j);
-			json_begin_array(&j, "failed_expectations");
-			for (int side = 0; side < 2; side++) {
-				const struct scn_result *x = side ? &k : &m;
-
-				for (int e = 0; e < x->nexpects && !(side && k.skipped); e++) {
-					if (x->expects[e].ok)
-						continue;
-					json_begin_object(&j, NULL);
-					json_string(&j, "side", side ? "kernel" : "model");
-					json_int(&j, "line", x->expects[e].line);
-					json_string(&j, "text", x->expects[e].text);
-					json_int(&j, "got", x->expects[e].got);
-					json_end_object(&j);
-				}
-			}
-			json_end_array(&j);
-			json_begin_array(&j, "not_compared");
-			for (int d = 0; d < o->nnot && d < 256; d++) {
-				json_begin_object(&j, NULL);
-				json_string(&j, "figure", o->not_compared[d].key);
-				json_string(&j, "why", o->not_compared[d].why);
-				json_end_object(&j);
-			}
-			json_end_array(&j);
-			json_end_object(&j);
-		} else {
-			printf("%-8s %-40s %3d figures compared, %d not", o->result, s.name, o->ncompared,
-			       o->nnot);
-			if (o->reason[0])
-				printf("\n         %s", o->reason);
-			printf("\n");
-			for (int d = 0; d < o->ndiffs && d < 64; d++)
-				printf("         %-56s model %lld, kernel %lld\n", o->diffs[d].key,
-				       (long long)o->diffs[d].model, (long long)o->diffs[d].kernel);
-			if (strcmp(o->result, "match"))
-				for (int e = 0; e < m.nexpects; e++)
-					if (!m.expects[e].ok)
-						printf("         model fails line %d: %s (got %s)\n",
-						       m.expects[e].line, m.expects[e].text,
-						       scn_got_text(&m.expects[e], got, sizeof(got)));
-			if (!k.skipped && strcmp(o->result, "match"))
-				for (int e = 0; e < k.nexpects; e++)
-					if (!k.expects[e].ok)
-						printf("         kernel fails line %d: %s (got %s)\n",
-						       k.expects[e].line, k.expects[e].text,
-						       scn_got_text(&k.expects[e], got, sizeof(got)));
-		}
-		free(o);
-		scn_result_free(&m);
-		scn_result_free(&k);
-		scenario_free(&s);
-		fflush(stdout);
-	}
-	if (json) {
-		json_end_array(&j);
-		json_begin_object(&j, "summary");
-		for (int c = 0; c < 5; c++)
-			json_int(&j, kinds[c], counts[c]);
-		json_end_object(&j);
-		json_end_object(&j);
-		json_finish(&j);
+/* A file that does not parse: counted as an error, so that the summary
+ * never says "0 error" of it. */
+static void print_unparsed(struct vout *v, const char *file, int out_of_memory)
+{
+	v->bad = 2;
+	v->counts[V_ERROR]++;
+	if (v->json) {
+		json_begin_object(&v->j, NULL);
+		json_string(&v->j, "file", file);
+		json_string(&v->j, "result", "error");
+		json_string(&v->j, "reason", out_of_memory ? "out of memory" : "does not parse (the "
+					      "message is on standard error)");
+		json_end_object(&v->j);
 	} else {
-		printf("%d scenarios: %d match, %d diff, %d fail, %d error, %d skipped\n", n, counts[0],
-		       counts[1], counts[2], counts[3], counts[4]);
-		/* match and skipped pass; the line test runners' summaries read */
-		printf("validate: %d passed, %d failed\n", counts[0] + counts[4],
-		       counts[1] + counts[2] + counts[3]);
+		printf("%-8s %-40s does not parse (the message is above)\n", "error", file);
 	}
+}
+
+/* The expectations a side failed, as JSON objects (the kernel's none
+ * when it was skipped). */
+static void json_failed_expectations(struct json *j, const struct scn_result *m,
+				     const struct scn_result *k)
+{
+	json_begin_array(j, "failed_expectations");
+	for (int side = 0; side < 2; side++) {
+		const struct scn_result *x = side ? k : m;
+
+		for (int e = 0; e < x->nexpects && !(side && k->skipped); e++) {
+			if (x->expects[e].ok)
+				continue;
+			json_begin_object(j, NULL);
+			json_string(j, "side", side ? "kernel" : "model");
+			json_int(j, "line", x->expects[e].line);
+			json_string(j, "text", x->expects[e].text);
+			json_int(j, "got", x->expects[e].got);
+			json_end_object(j);
+		}
+	}
+	json_end_array(j);
+}
+
+static void print_outcome_json(struct json *j, const struct scenario *s,
+			       const struct outcome *o, const struct scn_result *m,
+			       const struct scn_result *k)
+{
+	json_begin_object(j, NULL);
+	json_string(j, "name", s->name);
+	json_string(j, "file", s->path);
+	json_string(j, "result", o->result);
+	json_string(j, "reason", o->reason);
+	json_int(j, "compared", o->ncompared);
+	json_begin_array(j, "diffs");
+	for (int d = 0; d < o->ndiffs && d < 64; d++) {
+		json_begin_object(j, NULL);
+		json_string(j, "figure", o->diffs[d].key);
+		json_int(j, "model", o->diffs[d].model);
+		json_int(j, "kernel", o->diffs[d].kernel);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_failed_expectations(j, m, k);
+	json_begin_array(j, "not_compared");
+	for (int d = 0; d < o->nnot && d < 256; d++) {
+		json_begin_object(j, NULL);
+		json_string(j, "figure", o->not_compared[d].key);
+		json_string(j, "why", o->not_compared[d].why);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
+/* One side's failed expectations, a line each. */
+static void print_failed_expectations(const char *side, const struct scn_result *x)
+{
+	char got[32];
+
+	for (int e = 0; e < x->nexpects; e++)
+		if (!x->expects[e].ok)
+			printf("         %s fails line %d: %s (got %s)\n", side, x->expects[e].line,
+			       x->expects[e].text, scn_got_text(&x->expects[e], got, sizeof(got)));
+}
+
+static void print_outcome_text(const struct scenario *s, const struct outcome *o,
+			       const struct scn_result *m, const struct scn_result *k)
+{
+	printf("%-8s %-40s %3d figures compared, %d not", o->result, s->name, o->ncompared,
+	       o->nnot);
+	if (o->reason[0])
+		printf("\n         %s", o->reason);
+	printf("\n");
+	for (int d = 0; d < o->ndiffs && d < 64; d++)
+		printf("         %-56s model %lld, kernel %lld\n", o->diffs[d].key,
+		       (long long)o->diffs[d].model, (long long)o->diffs[d].kernel);
+	if (strcmp(o->result, "match"))
+		print_failed_expectations("model", m);
+	if (!k->skipped && strcmp(o->result, "match"))
+		print_failed_expectations("kernel", k);
+}
+
+/* One scenario file: parsed, run in the model and on the kernel, judged,
+ * counted and printed. */
+static void validate_file(struct vout *v, const char *file, const struct kprofile *prof)
+{
+	struct scenario s;
+	struct scn_result m, k;
+	struct outcome *o = calloc(1, sizeof(*o));
+
+	if (!o || scenario_parse_file(file, &s, stderr)) {
+		print_unparsed(v, file, !o);
+		free(o);
+		return;
+	}
+	scenario_run_model(&s, prof, NULL, &m);
+	judge(&s, prof, scenario_run_kernel, &m, &k, o);
+	for (int c = 0; c < V_NR_RESULTS; c++)
+		v->counts[c] += !strcmp(o->result, result_names[c]);
+	if (strcmp(o->result, "match") && strcmp(o->result, "skipped") && !v->bad)
+		v->bad = 1;
+	if (v->json)
+		print_outcome_json(&v->j, &s, o, &m, &k);
+	else
+		print_outcome_text(&s, o, &m, &k);
+	free(o);
+	scn_result_free(&m);
+	scn_result_free(&k);
+	scenario_free(&s);
+	fflush(stdout);
+}
+
+static void print_totals(struct vout *v, int n)
+{
+	const int *c = v->counts;
+
+	if (v->json) {
+		json_end_array(&v->j);
+		json_begin_object(&v->j, "summary");
+		for (int i = 0; i < V_NR_RESULTS; i++)
+			json_int(&v->j, result_names[i], c[i]);
+		json_end_object(&v->j);
+		json_end_object(&v->j);
+		json_finish(&v->j);
+		return;
+	}
+	printf("%d scenarios: %d match, %d diff, %d fail, %d error, %d skipped\n", n, c[V_MATCH],
+	       c[V_DIFF], c[V_FAIL], c[V_ERROR], c[V_SKIPPED]);
+	/* match and skipped pass; the line test runners' summaries read */
+	printf("validate: %d passed, %d failed\n", c[V_MATCH] + c[V_SKIPPED],
+	       c[V_DIFF] + c[V_FAIL] + c[V_ERROR]);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	struct vout v = { 0 };
+	const struct kprofile *prof;
+	char **files = NULL;
+	int n = 0;
+
+	if (parse_args(argc, argv, &v.json, &files, &n))
+		return 2;
+	prof = kprofile_host();
+	print_head(&v, prof);
+	for (int f = 0; f < n; f++)
+		validate_file(&v, files[f], prof);
+	print_totals(&v, n);
 	for (int f = 0; f < n; f++)
 		free(files[f]);
 	free(files);
-	return bad;
+	return v.bad;
 }

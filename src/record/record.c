@@ -612,27 +612,46 @@ static void supervise(struct run *run, int sfd)
 
 /* ---- the command ---- */
 
+/* record_run's state from its first step to the program's exit. */
+struct session {
+	struct record_opts *o;
+	size_t ring_mib;        /* o->ring_mib, or 64 */
+	struct outfile of;      /* the trace, or the JSON file of --measure */
+	struct recorder *rc;    /* NULL when measuring only */
+	sigset_t mask, old;     /* the signals the loop reads; the caller's mask */
+	int sfd;                /* a signalfd of mask */
+	pid_t child;            /* the program's first process */
+	struct rec_user user;   /* under sudo: whom the command runs as */
+};
+
+/* What the child sends back when it cannot exec the command. */
+struct child_error {
+	int step;               /* enum rec_child_step */
+	int err;                /* an errno */
+};
+
 static void recorder_free(struct recorder *rc);
 
 /*
- * The way out of cmd_record before the program runs: it is killed (kill:
+ * The way out of record_run before the program runs: it is killed (kill:
  * it may not be stopped yet) and reaped, the recorder's events closed and
  * its trace abandoned, an existing output file left as it was, and the
  * caller's signal mask restored.  Returns code.
  */
-static int record_abandon(pid_t child, int kill_it, struct recorder *rc, struct outfile *of,
-			  const sigset_t *old, int code)
+static int record_abandon(struct session *ss, int kill_it, int code)
 {
+	struct recorder *rc = ss->rc;
+
 	if (kill_it)
-		kill(child, SIGKILL);
-	waitpid(child, NULL, __WALL);
+		kill(ss->child, SIGKILL);
+	waitpid(ss->child, NULL, __WALL);
 	if (rc) {
 		rec_perf_close(&rc->pp);
 		trace_writer_close(&rc->w);
 		recorder_free(rc);
 	}
-	outfile_abort(of);
-	sigprocmask(SIG_SETMASK, old, NULL);
+	outfile_abort(&ss->of);
+	sigprocmask(SIG_SETMASK, &ss->old, NULL);
 	return code;
 }
 
@@ -735,7 +754,8 @@ void rec_shell_join(char *out, size_t len, char *const argv[])
 	}
 }
 
-static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib)
+static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib,
+			 int no_aslr)
 {
 	struct utsname u;
 	char cmd[2048], buf[64];
@@ -756,6 +776,7 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 	trace_header_add(h, "ring_buffer_mib", buf);
 	trace_header_add(h, "method", "perf tracepoints, PR_SET_THP_DISABLE, ptrace stops at exec "
 				      "and exit");
+	trace_header_add(h, "aslr", rec_aslr_state(no_aslr));
 	/* the recording kernel's profile, as the thpsim/ knobs replay applies */
 	{
 		const struct kprofile *p = kprofile_host();
@@ -769,7 +790,7 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 /* The recorder itself failed (it could not trace, or could not write the
  * trace): as env(1) and timeout(1), 125, which a program rarely returns. */
 
-static int print_measured(struct run *run, struct outfile *of)
+static int print_measured(struct run *run, struct outfile *of, int no_aslr)
 {
 	FILE *f = of->f ? of->f : stderr;
 	char why[8192];
@@ -777,6 +798,7 @@ static int print_measured(struct run *run, struct outfile *of)
 
 	json_init(&j, f, 1);
 	json_begin_object(&j, NULL);
+	json_string(&j, "aslr", rec_aslr_state(no_aslr));
 	json_begin_array(&j, "processes");
 	for (int i = 0; i < run->nm; i++) {
 		json_begin_object(&j, NULL);
@@ -844,190 +866,327 @@ static int finish_trace(struct recorder *rc, struct outfile *of)
 	return RECORD_FAILED;
 }
 
-int record_run(struct record_opts *o)
+/* Under sudo, unless --as-root: whom the command runs as (child.c).  0, or
+ * 2 after a message when SUDO_UID or SUDO_GID is not a number. */
+static int find_user(struct session *ss)
 {
-	const char *out = o->out;
-	const uint64_t ring_mib = o->ring_mib ? o->ring_mib : 64;
-	const int measure = o->measure, quiet = o->quiet, force = o->force;
-	char *const *argv = o->argv;
-	const int i = 0;
-	int go[2], errp[2], sfd, err, failed = 0;
-	struct outfile of = { 0 };
-	struct recorder *rc = NULL;
-	struct run run = { 0 };
-	sigset_t mask, old;
 	char why[512];
-	pid_t child;
+	int err;
 
-	o->exit_signal = 0;
-	if (!measure) {
-		struct trace_header *h = malloc(sizeof(*h));
+	if (ss->o->as_root)
+		return 0;
+	err = rec_user_from_sudo(&ss->user, why, sizeof(why));
+	if (!err)
+		return 0;
+	msg_error(0, "record: %s", why);
+	return err == -EINVAL ? 2 : RECORD_FAILED;
+}
 
-		rc = calloc(1, sizeof(*rc));
-		if (!rc || !h) {
-			free(h);
-			free(rc);
-			return msg_error(-ENOMEM, "record");
-		}
-		rc->syscalls = rc->procs = rc->ended = (struct pidtab)PIDTAB_INIT(struct slot, 256);
-		err = rec_tracing_setup(&rc->pp, why, sizeof(why));
-		if (err) {
-			msg_error(0, "record: cannot record: %s", why);
-			free(h);
-			free(rc);
-			return RECORD_FAILED;
-		}
-		if (rc->pp.mounted && !quiet)
-			fprintf(stderr, "thpsim record: tracefs was not mounted; mounted it on "
-					"%s\n", rc->pp.tracefs);
-		for (int k = 0; k < NR_SYSCALLS; k++) /* 0: not traced */
-			rc->nargs[linux_syscalls[k].nr] = linux_syscalls[k].nargs + 1;
-		build_header(h, argv + i, (size_t)ring_mib);
-		err = outfile_open(&of, out, force, why, sizeof(why));
-		if (!err) {
-			err = trace_writer_open_stream(&rc->w, of.f, out, h);
-			if (err) {
-				outfile_abort(&of);
-				snprintf(why, sizeof(why), "cannot write %s: %s", out,
-					 strerror(-err));
-			}
-		}
+/* An output file that must not be replaced is a usage error (2); any
+ * other failure to open it is the recorder's. */
+static int open_failed_status(int err)
+{
+	return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
+}
+
+/*
+ * Ready to trace: tracefs found (or mounted), the events' ids read, the
+ * header built and the trace open beside o->out.  0, or the exit status
+ * after one line saying what failed.
+ */
+static int recorder_open(struct session *ss)
+{
+	const struct record_opts *o = ss->o;
+	struct trace_header *h = malloc(sizeof(*h));
+	struct recorder *rc = calloc(1, sizeof(*rc));
+	char why[512];
+	int err;
+
+	if (!rc || !h) {
 		free(h);
+		free(rc);
+		msg_error(-ENOMEM, "record");
+		return RECORD_FAILED;
+	}
+	rc->syscalls = rc->procs = rc->ended = (struct pidtab)PIDTAB_INIT(struct slot, 256);
+	err = rec_tracing_setup(&rc->pp, why, sizeof(why));
+	if (err) {
+		msg_error(0, "record: cannot record: %s", why);
+		free(h);
+		free(rc);
+		return RECORD_FAILED;
+	}
+	if (rc->pp.mounted && !o->quiet)
+		fprintf(stderr, "thpsim record: tracefs was not mounted; mounted it on "
+				"%s\n", rc->pp.tracefs);
+	for (int k = 0; k < NR_SYSCALLS; k++) /* 0: not traced */
+		rc->nargs[linux_syscalls[k].nr] = linux_syscalls[k].nargs + 1;
+	build_header(h, o->argv, ss->ring_mib, o->no_aslr);
+	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
+	if (!err) {
+		err = trace_writer_open_stream(&rc->w, ss->of.f, o->out, h);
 		if (err) {
-			msg_error(0, "record: %s", why);
-			free(rc);
-			return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
+			outfile_abort(&ss->of);
+			snprintf(why, sizeof(why), "cannot write %s: %s", o->out, strerror(-err));
 		}
-	} else if (geteuid() != 0) {
+	}
+	free(h);
+	if (err) {
+		msg_error(0, "record: %s", why);
+		free(rc);
+		return open_failed_status(err);
+	}
+	ss->rc = rc;
+	return 0;
+}
+
+/* --measure: no tracing, but ptrace and the program's /proc files need
+ * root; the JSON file open when one was named.  0, or the exit status. */
+static int measure_open(struct session *ss)
+{
+	const struct record_opts *o = ss->o;
+	char why[512];
+	int err;
+
+	if (geteuid() != 0)
 		return msg_error(0, "record: --measure needs root (it follows the program with "
 				    "ptrace and reads its /proc files)"), RECORD_FAILED;
-	} else if (out && (err = outfile_open(&of, out, force, why, sizeof(why)))) {
+	if (o->out && (err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why)))) {
 		msg_error(0, "record: %s", why);
-		return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
+		return open_failed_status(err);
 	}
+	return 0;
+}
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return outfile_abort(&of), msg_error(-errno, "record: pipe"), RECORD_FAILED;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		int e = errno;
+/*
+ * The child: THP off for what it records, then it waits on go until the
+ * recorder follows it, sets up its personality and user (child.c) and
+ * execs the command.  What fails sends a struct child_error back through
+ * errp (close-on-exec: EOF there means the command runs).
+ */
+static _Noreturn void exec_program(const struct session *ss, int go, int errp)
+{
+	char *const *argv = ss->o->argv;
+	struct child_error ce = { REC_STEP_EXEC, 0 };
+	char c;
+	int err;
 
-		sigprocmask(SIG_SETMASK, &old, NULL); /* the caller's signals as they were */
-		return outfile_abort(&of), msg_error(-e, "record: fork"), RECORD_FAILED;
-	}
-	if (child == 0) {
-		char c;
-
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(go[1]);
-		close(errp[0]);
-		if (!measure)
-			prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[i], argv + i);
-		err = errno;
-		if (write(errp[1], &err, sizeof(err)) < 0)
-			_exit(127);
+	sigprocmask(SIG_SETMASK, &ss->old, NULL);
+	if (!ss->o->measure)
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	if (read(go, &c, 1) != 1)
 		_exit(127);
+	err = rec_child_prepare(&ss->user, ss->o->no_aslr, &ce.step);
+	if (!err) {
+		execvp(argv[0], argv);
+		err = -errno;
+		ce.step = REC_STEP_EXEC;
 	}
-	close(go[0]);
-	close(errp[1]);
+	ce.err = -err;
+	if (write(errp, &ce, sizeof(ce)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The exit status for what the child could not do, after one line saying
+ * it: 127 or 126 for the command (as a shell), RECORD_FAILED for the
+ * set-up the recorder asked of it. */
+static int child_failed(const struct session *ss, const struct child_error *ce)
+{
+	const struct rec_user *u = &ss->user;
+
+	switch (ce->step) {
+	case REC_STEP_EXEC:
+		msg_error(-ce->err, "record: cannot run %s", ss->o->argv[0]);
+		return ce->err == ENOENT ? 127 : 126;
+	case REC_STEP_PERSONALITY:
+		msg_error(-ce->err, "record: cannot turn address-space randomisation off for %s "
+				    "(--no-aslr): %s failed", ss->o->argv[0],
+			  rec_child_step_name(ce->step));
+		return RECORD_FAILED;
+	default:
+		msg_error(-ce->err, "record: cannot run %s as %s (uid %u, gid %u: the user sudo "
+				    "was run by; --as-root keeps root): %s failed", ss->o->argv[0],
+			  u->name, (unsigned)u->uid, (unsigned)u->gid,
+			  rec_child_step_name(ce->step));
+		return RECORD_FAILED;
+	}
+}
+
+/*
+ * The parent, once forked: the events open on the child, the child seized
+ * with ptrace, then let go to its exec.  0 once it runs the command, or the
+ * exit status after everything is undone (record_abandon).
+ */
+static int follow_program(struct session *ss, int go, int errp)
+{
+	struct recorder *rc = ss->rc;
+	struct child_error ce;
+	char why[512];
+	int err;
+
 	if (rc) {
 		int traced[NR_SYSCALLS], ntraced = 0;
 
 		for (int k = 0; k < NR_SYSCALLS; k++)
 			if (linux_syscalls[k].nargs >= 0)
 				traced[ntraced++] = linux_syscalls[k].nr;
-		err = rec_perf_open(&rc->pp, child, traced, ntraced, (size_t)ring_mib, why,
+		err = rec_perf_open(&rc->pp, ss->child, traced, ntraced, ss->ring_mib, why,
 				    sizeof(why));
 		if (err) {
 			msg_error(0, "record: cannot record: %s", why);
-			return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
+			return record_abandon(ss, 1, RECORD_FAILED);
 		}
 	}
-	if (ptrace(PTRACE_SEIZE, child, 0,
+	if (ptrace(PTRACE_SEIZE, ss->child, 0,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 				  PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT))) {
 		msg_error(-errno, "record: ptrace(PTRACE_SEIZE) of the program failed (is another "
 				  "debugger attached, or ptrace forbidden by yama/ptrace_scope?)");
-		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
+		return record_abandon(ss, 1, RECORD_FAILED);
 	}
-	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	ss->sfd = signalfd(-1, &ss->mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (rc) {
-		struct slot *s = table_find(&rc->procs, child, 1);
+		struct slot *s = table_find(&rc->procs, ss->child, 1);
 
 		if (s)
 			s->exec_pending = 1; /* its first exec */
 		rc->t0_ns = now_ns();
 	}
-	if (write(go[1], "g", 1) != 1) {
+	if (write(go, "g", 1) != 1) {
 		msg_error(-errno, "record: starting the program");
-		close(sfd);
-		close(errp[0]);
-		return record_abandon(child, 1, rc, &of, &old, RECORD_FAILED);
+		close(ss->sfd);
+		close(errp);
+		return record_abandon(ss, 1, RECORD_FAILED);
 	}
-	close(go[1]);
-	if (read(errp[0], &err, sizeof(err)) == sizeof(err)) {
+	close(go);
+	if (read(errp, &ce, sizeof(ce)) == sizeof(ce)) {
 		/* an existing file stays as it was */
-		msg_error(-err, "record: cannot run %s", argv[i]);
-		close(sfd);
-		close(errp[0]);
-		return record_abandon(child, 0, rc, &of, &old, err == ENOENT ? 127 : 126);
+		close(ss->sfd);
+		close(errp);
+		return record_abandon(ss, 0, child_failed(ss, &ce));
 	}
-	close(errp[0]);
+	close(errp);
+	return 0;
+}
 
-	run.child = child;
-	run.rc = rc;
-	run.measure_only = measure;
-	supervise(&run, sfd);
-	close(sfd);
+/*
+ * Start the command in a child the recorder follows, with the signals the
+ * loop reads blocked (the caller's mask kept in ss->old).  0 once it runs,
+ * or the exit status after one line saying what failed.
+ */
+static int start_program(struct session *ss)
+{
+	int go[2], errp[2];
 
-	if (rc) {
-		double secs = (double)(now_ns() - rc->t0_ns) * 1e-9;
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return outfile_abort(&ss->of), msg_error(-errno, "record: pipe"), RECORD_FAILED;
+	sigemptyset(&ss->mask);
+	sigaddset(&ss->mask, SIGCHLD);
+	sigaddset(&ss->mask, SIGINT);
+	sigaddset(&ss->mask, SIGQUIT);
+	sigaddset(&ss->mask, SIGTERM);
+	sigaddset(&ss->mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss->mask, &ss->old);
+	fflush(NULL);
+	ss->child = fork();
+	if (ss->child < 0) {
+		int e = errno;
 
-		drain_all(rc, 1);
-		rec_perf_close(&rc->pp);
-		if (rc->lost)
-			trace_write_note(&rc->w, "events were lost: the trace is incomplete");
-		failed = finish_trace(rc, &of);
-		if (!quiet && !failed)
-			fprintf(stderr,
-				"thpsim record: %s: %llu events in %.2f s: %llu faults (%llu in the "
-				"kernel), %llu system calls, %llu forks, %llu execs, %llu exits\n",
-				out, (unsigned long long)rc->samples, secs,
-				(unsigned long long)rc->faults, (unsigned long long)rc->kernel_faults,
-				(unsigned long long)rc->syscalls_written,
-				(unsigned long long)rc->forks, (unsigned long long)rc->execs,
-				(unsigned long long)rc->exits);
-		if (!quiet && rc->exits_at_reap)
-			fprintf(stderr,
-				"thpsim record: %llu of the exits were written when the process was "
-				"reaped: this kernel delivered no sched:sched_process_exit for them\n",
-				(unsigned long long)rc->exits_at_reap);
-		if (rc->lost)
-			fprintf(stderr,
-				"thpsim record: WARNING: the kernel dropped %llu events (%llu times "
-				"the ring buffer was full): the trace is incomplete and replay will "
-				"say so; record again with a larger --buffer (now %llu MiB)\n",
-				(unsigned long long)rc->lost, (unsigned long long)rc->lost_records,
-				(unsigned long long)ring_mib);
-		recorder_free(rc);
+		sigprocmask(SIG_SETMASK, &ss->old, NULL); /* the caller's signals as they were */
+		return outfile_abort(&ss->of), msg_error(-e, "record: fork"), RECORD_FAILED;
+	}
+	if (ss->child == 0) {
+		close(go[1]);
+		close(errp[0]);
+		exec_program(ss, go[0], errp[1]);
+	}
+	close(go[0]);
+	close(errp[1]);
+	return follow_program(ss, go[1], errp[0]);
+}
+
+/* What the recording holds, on one line unless quiet or the trace failed,
+ * then what it lacks. */
+static void print_summary(const struct session *ss, double secs, int failed)
+{
+	const struct recorder *rc = ss->rc;
+
+	if (!ss->o->quiet && !failed)
+		fprintf(stderr,
+			"thpsim record: %s: %llu events in %.2f s: %llu faults (%llu in the "
+			"kernel), %llu system calls, %llu forks, %llu execs, %llu exits\n",
+			ss->o->out, (unsigned long long)rc->samples, secs,
+			(unsigned long long)rc->faults, (unsigned long long)rc->kernel_faults,
+			(unsigned long long)rc->syscalls_written,
+			(unsigned long long)rc->forks, (unsigned long long)rc->execs,
+			(unsigned long long)rc->exits);
+	if (!ss->o->quiet && rc->exits_at_reap)
+		fprintf(stderr,
+			"thpsim record: %llu of the exits were written when the process was "
+			"reaped: this kernel delivered no sched:sched_process_exit for them\n",
+			(unsigned long long)rc->exits_at_reap);
+	if (rc->lost)
+		fprintf(stderr,
+			"thpsim record: WARNING: the kernel dropped %llu events (%llu times "
+			"the ring buffer was full): the trace is incomplete and replay will "
+			"say so; record again with a larger --buffer (now %llu MiB)\n",
+			(unsigned long long)rc->lost, (unsigned long long)rc->lost_records,
+			(unsigned long long)ss->ring_mib);
+}
+
+/* The program is gone: the last events written, the trace put in place,
+ * the recorder freed.  0, or RECORD_FAILED when the trace was not. */
+static int finish_recording(struct session *ss)
+{
+	struct recorder *rc = ss->rc;
+	double secs = (double)(now_ns() - rc->t0_ns) * 1e-9;
+	int failed;
+
+	drain_all(rc, 1);
+	rec_perf_close(&rc->pp);
+	if (rc->lost)
+		trace_write_note(&rc->w, "events were lost: the trace is incomplete");
+	failed = finish_trace(rc, &ss->of);
+	print_summary(ss, secs, failed);
+	recorder_free(rc);
+	ss->rc = NULL;
+	return failed;
+}
+
+int record_run(struct record_opts *o)
+{
+	struct session ss = { .o = o, .ring_mib = o->ring_mib ? o->ring_mib : 64, .sfd = -1 };
+	struct run run = { 0 };
+	int code, failed;
+
+	o->exit_signal = 0;
+	code = find_user(&ss);
+	if (!code)
+		code = o->measure ? measure_open(&ss) : recorder_open(&ss);
+	if (!code)
+		code = start_program(&ss);
+	if (code) {
+		rec_user_free(&ss.user);
+		return code;
+	}
+
+	run.child = ss.child;
+	run.rc = ss.rc;
+	run.measure_only = o->measure;
+	supervise(&run, ss.sfd);
+	close(ss.sfd);
+
+	if (ss.rc) {
+		failed = finish_recording(&ss);
 	} else {
-		failed = print_measured(&run, &of);
+		failed = print_measured(&run, &ss.of, o->no_aslr);
 		free(run.m);
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	err = exit_like(run.status, &o->exit_signal);
+	sigprocmask(SIG_SETMASK, &ss.old, NULL);
+	rec_user_free(&ss.user);
+	code = exit_like(run.status, &o->exit_signal);
 	if (failed)
 		o->exit_signal = 0; /* the exit status says the recorder failed */
-	return failed ? failed : err;
+	return failed ? failed : code;
 }

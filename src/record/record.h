@@ -1,7 +1,8 @@
 /*
  * record.h - the recorder's parts: the kernel's tracepoints through
- * perf_event_open (perf.c), the /proc files it reads (procfs.c), and the
- * command that runs a program under both (record.c).
+ * perf_event_open (perf.c), the /proc files it reads (procfs.c), the
+ * program's process before it execs (child.c: its personality and user),
+ * and the command that runs a program under them all (record.c).
  */
 #ifndef THPSIM_RECORD_H
 #define THPSIM_RECORD_H
@@ -87,6 +88,52 @@ int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid);
 /* Read pid's smaps_rollup into k (kB).  Returns the number of figures. */
 int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max);
 
+/* ---- child.c: the program's process before it execs the command ---- */
+
+/* The user the command runs as under sudo. */
+struct rec_user {
+	int set;            /* 0: not under sudo (or --as-root): keep our own */
+	uid_t uid;          /* SUDO_UID */
+	gid_t gid;          /* SUDO_GID */
+	gid_t *groups;      /* the user's supplementary groups, or just gid */
+	int ngroups;
+	char name[64];      /* the passwd name, or "uid N" */
+};
+
+/*
+ * The user sudo was run by, when we are root and SUDO_UID is set: their
+ * ids, and the groups of their passwd entry (just SUDO_GID when they have
+ * none).  Not root or no SUDO_UID: u->set is 0.  0, or a negative errno
+ * with a sentence in why (a SUDO_UID or SUDO_GID that is not a number).
+ */
+int rec_user_from_sudo(struct rec_user *u, char *why, size_t len);
+void rec_user_free(struct rec_user *u);
+
+/* What rec_child_prepare was doing when it failed, each with its words. */
+#define REC_CHILD_STEPS(X)                                                            \
+	X(EXEC, "exec")                                                               \
+	X(PERSONALITY, "personality(ADDR_NO_RANDOMIZE)")                              \
+	X(SETGROUPS, "setgroups")                                                     \
+	X(SETGID, "setgid")                                                           \
+	X(SETUID, "setuid")                                                           \
+	X(STILL_ROOT, "the check that root is gone (setuid(0) succeeded)")
+#define REC_STEP_ENUM(name, text) REC_STEP_##name,
+enum rec_child_step { REC_CHILD_STEPS(REC_STEP_ENUM) REC_NR_STEPS };
+#undef REC_STEP_ENUM
+const char *rec_child_step_name(int step);
+
+/*
+ * In the child, right before exec: address-space randomisation off when
+ * no_aslr (the current personality | ADDR_NO_RANDOMIZE), then, when u->set,
+ * the user's groups, group and user.  System calls only (the child of a
+ * fork).  0, or a negative errno with *step saying which failed.
+ */
+int rec_child_prepare(const struct rec_user *u, int no_aslr, int *step);
+/* Whether the command's address space is randomised: "off" with no_aslr,
+ * when the recorder itself runs without it (setarch -R) or when the
+ * machine has it off (kernel.randomize_va_space=0); else "on". */
+const char *rec_aslr_state(int no_aslr);
+
 /* ---- record.c: the recorder as a library call ---- */
 
 /* The exit status when the recorder itself failed (no tracing, the trace
@@ -100,6 +147,8 @@ struct record_opts {
 	int measure;        /* no trace: each process's smaps_rollup at its exit */
 	int quiet;          /* no summary line */
 	int force;          /* replace an existing out */
+	int no_aslr;        /* run the command with address-space randomisation off */
+	int as_root;        /* under sudo, keep the command root (else: SUDO_UID's user) */
 	char *const *argv;  /* the command, NULL-terminated */
 	int exit_signal;    /* out: the program was killed by this signal */
 };

@@ -6,10 +6,12 @@
  * saying which is missing.  The programs come from THPSIM_PROGS, which
  * "make check" sets.
  */
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -282,4 +284,260 @@ TEST(record_command_line_survives_quoting)
 	/* too long: whole words, then " ..." */
 	rec_shell_join(line, 24, argv);
 	ASSERT(!strcmp(line, "python3 -c ..."));
+}
+
+/* ---- --no-aslr ---- */
+
+/*
+ * cat's /proc/self/maps, run by the recorder (a trace into path, or
+ * --measure with its JSON into path) with or without --no-aslr: its
+ * heap, the libraries and anonymous memory it mapped, its stack.  Returns
+ * the maps, malloc'd; the recording's exit status must be 0.
+ */
+static char *maps_when_recorded(int measure, int no_aslr)
+{
+	char maps[128], cmd[256];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .measure = measure, .as_root = 1,
+				 .no_aslr = no_aslr, .argv = argv };
+	char *text = calloc(1, 1 << 16);
+	FILE *f;
+
+	ASSERT(text);
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-aslr.%s", (int)getpid(),
+		 measure ? "json" : "trace");
+	snprintf(maps, sizeof(maps), "/tmp/thpsim-test-%d-aslr.maps", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "exec cat /proc/self/maps > %s", maps);
+	unlink(path);
+	unlink(maps);
+	fflush(stdout);
+	ASSERT_EQ(record_run(&o), 0);
+	f = fopen(maps, "r");
+	ASSERT(f);
+	ASSERT(fread(text, 1, (1 << 16) - 1, f) > 0);
+	fclose(f);
+	unlink(maps);
+	ASSERT(strstr(text, "[stack]"));
+	return text;
+}
+
+/* The trace header's aslr=, or the --measure JSON's "aslr", of path. */
+static void expect_aslr_said(int measure, const char *want)
+{
+	static struct trace_reader r;
+	char line[256], json[64];
+	const char *v;
+	FILE *f;
+
+	if (!measure) {
+		ASSERT_OK(trace_reader_open(&r, path));
+		v = trace_header_get(&r.header, "aslr");
+		if (!v || strcmp(v, want))
+			test_fail(__FILE__, __LINE__, "the trace header says aslr=%s, not %s",
+				  v ? v : "(nothing)", want);
+		trace_reader_close(&r);
+		return;
+	}
+	snprintf(json, sizeof(json), "\"aslr\": \"%s\"", want);
+	f = fopen(path, "r");
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f) && !strstr(line, json))
+		;
+	if (!strstr(line, json))
+		test_fail(__FILE__, __LINE__, "%s has no %s", path, json);
+	fclose(f);
+}
+
+/* The maps of two runs, recorded or measured, with or without --no-aslr;
+ * each run's trace header or JSON must say whether randomisation was on. */
+static void two_runs(int measure, int no_aslr, char **a, char **b)
+{
+	*a = maps_when_recorded(measure, no_aslr);
+	expect_aslr_said(measure, no_aslr ? "off" : "on");
+	unlink(path);
+	*b = maps_when_recorded(measure, no_aslr);
+	expect_aslr_said(measure, no_aslr ? "off" : "on");
+	unlink(path);
+}
+
+/* With --no-aslr, two runs of the same program map everything at the same
+ * addresses, recorded and measured alike, and say so. */
+TEST(record_no_aslr_maps_the_same_addresses_twice)
+{
+	need_tracing();
+	for (int measure = 0; measure < 2; measure++) {
+		char *a, *b;
+
+		two_runs(measure, 1, &a, &b);
+		if (strcmp(a, b))
+			test_fail(__FILE__, __LINE__, "%s --no-aslr: two runs mapped differently:\n"
+				  "%s\n-- then --\n%s", measure ? "--measure" : "record", a, b);
+		free(a);
+		free(b);
+	}
+}
+
+/* Without it, the machine's randomisation applies: two runs map at other
+ * addresses (on x86-64 the mmap base alone takes vm.mmap_rnd_bits, 28 by
+ * default, random bits, so a coincidence is not a worry).  Where the
+ * machine or this process has randomisation off, there is nothing to see:
+ * skipped, saying which. */
+TEST(record_without_no_aslr_maps_differ_where_randomised)
+{
+	char v[16] = "";
+	FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+	int pers = personality(0xffffffff);
+
+	if (!f || !fgets(v, sizeof(v), f))
+		test_skip("cannot read /proc/sys/kernel/randomize_va_space");
+	fclose(f);
+	if (v[0] == '0')
+		test_skip("kernel.randomize_va_space is 0: this machine does not randomise "
+			  "address spaces, so runs without --no-aslr map alike too");
+	if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
+		test_skip("the tests run with ADDR_NO_RANDOMIZE (setarch -R?), which the "
+			  "recorded program inherits");
+	need_tracing();
+	for (int measure = 0; measure < 2; measure++) {
+		char *a, *b;
+
+		two_runs(measure, 0, &a, &b);
+		if (!strcmp(a, b))
+			test_fail(__FILE__, __LINE__, "%s without --no-aslr, randomize_va_space %c: "
+				  "two runs mapped alike:\n%s", measure ? "--measure" : "record",
+				  v[0], a);
+		free(a);
+		free(b);
+	}
+}
+
+/* ---- under sudo: the command runs as the user who asked ---- */
+
+/* SUDO_UID and SUDO_GID as sudo sets them (NULL: unset), for one call of
+ * the recorder; sudo_env_restore puts back what the tests were run with. */
+static char *saved_uid, *saved_gid;
+
+static void set_or_unset(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+static void sudo_env(const char *uid, const char *gid)
+{
+	saved_uid = getenv("SUDO_UID") ? strdup(getenv("SUDO_UID")) : NULL;
+	saved_gid = getenv("SUDO_GID") ? strdup(getenv("SUDO_GID")) : NULL;
+	set_or_unset("SUDO_UID", uid);
+	set_or_unset("SUDO_GID", gid);
+}
+
+static void sudo_env_restore(void)
+{
+	set_or_unset("SUDO_UID", saved_uid);
+	set_or_unset("SUDO_GID", saved_gid);
+	free(saved_uid);
+	free(saved_gid);
+	saved_uid = saved_gid = NULL;
+}
+
+/*
+ * Record (or measure) a shell that checks who it runs as, with SUDO_UID
+ * and SUDO_GID set to uid and gid: its exit status says what it found,
+ * 0 when id -u is want_uid, id -g want_gid and id -G want_groups (NULL: not
+ * checked), 10, 11 or 12 for the first that is not.
+ */
+static int record_as(int measure, int as_root, const char *uid, const char *gid,
+		     const char *want_uid, const char *want_gid, const char *want_groups)
+{
+	char cmd[512];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .measure = measure, .as_root = as_root,
+				 .argv = argv };
+	int rc;
+
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-user.%s", (int)getpid(),
+		 measure ? "json" : "trace");
+	snprintf(cmd, sizeof(cmd), "test \"$(id -u)\" = %s || exit 10; "
+		 "test \"$(id -g)\" = %s || exit 11; %s%s%s exit 0", want_uid, want_gid,
+		 want_groups ? "test \"$(id -G)\" = \"" : "", want_groups ? want_groups : "",
+		 want_groups ? "\" || exit 12;" : "");
+	unlink(path);
+	fflush(stdout);
+	sudo_env(uid, gid);
+	rc = record_run(&o);
+	sudo_env_restore();
+	return rc;
+}
+
+/* The trace of a program run as another user still holds what the
+ * recorder read from its /proc files as root: the address space at its
+ * exec (EXEC, VMA) and the kernel's figures at its exit (KFIG). */
+static void expect_proc_files_read(void)
+{
+	static struct trace_reader r;
+	static struct trace_event ev;
+	int execs = 0, vmas = 0, kfigs = 0, rc;
+
+	ASSERT_OK(trace_reader_open(&r, path));
+	while ((rc = trace_next(&r, &ev)) == 1) {
+		execs += ev.type == TR_EXEC;
+		vmas += ev.type == TR_VMA;
+		for (int i = 0; ev.type == TR_KFIG && i < ev.nkfig; i++)
+			kfigs += !strcmp(ev.kfig[i].name, "Rss") && ev.kfig[i].kb > 0;
+	}
+	ASSERT_EQ(rc, 0);
+	trace_reader_close(&r);
+	ASSERT_LE(1, execs);
+	ASSERT_LE(1, vmas);
+	ASSERT_LE(1, kfigs);
+}
+
+TEST(record_under_sudo_runs_the_command_as_the_user)
+{
+	const char *nogroups = NULL;
+
+	if (geteuid() != 0)
+		test_skip("not root: only root can run the command as another user");
+	/* measuring needs root and ptrace, recording the tracepoints too */
+	ASSERT_EQ(record_as(1, 0, "65534", "65534", "65534", "65534", NULL), 0);
+	unlink(path);
+	ASSERT_EQ(record_as(1, 1, "65534", "65534", "0", "0", NULL), 0);
+	unlink(path);
+	/* a uid without a passwd entry: its group alone */
+	if (!getpwuid(54321))
+		nogroups = "54322";
+	ASSERT_EQ(record_as(1, 0, "54321", "54322", "54321", "54322", nogroups), 0);
+	unlink(path);
+	need_tracing();
+	ASSERT_EQ(record_as(0, 0, "65534", "65534", "65534", "65534", NULL), 0);
+	expect_proc_files_read();
+	unlink(path);
+	ASSERT_EQ(record_as(0, 1, "65534", "65534", "0", "0", NULL), 0);
+	unlink(path);
+}
+
+/* A SUDO_UID or SUDO_GID that is not a number is an input error (2): the
+ * command does not run and no output file is made.  --as-root does not
+ * read them. */
+TEST(record_under_sudo_refuses_ids_that_are_not_numbers)
+{
+	static const char *const bad[][2] = {
+		{ "nobody", "65534" }, { "65534", "x" }, { "", "65534" }, { "-1", "65534" },
+		{ "65534", NULL }, { "4294967295", "1" }, { "12 ", "1" },
+	};
+
+	if (geteuid() != 0)
+		test_skip("not root: SUDO_UID is read only by a recorder running as root");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (record_as(1, 0, bad[i][0], bad[i][1], "0", "0", NULL) != 2)
+			test_fail(__FILE__, __LINE__, "SUDO_UID='%s' SUDO_GID='%s' was taken",
+				  bad[i][0], bad[i][1] ? bad[i][1] : "(unset)");
+		if (!access(path, F_OK))
+			test_fail(__FILE__, __LINE__, "SUDO_UID='%s': %s was written", bad[i][0],
+				  path);
+	}
+	ASSERT_EQ(record_as(1, 1, "nobody", "x", "0", "0", NULL), 0);
+	unlink(path);
 }
