@@ -284,3 +284,66 @@ int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max)
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	return read_kb_fields(path, status, 6, k, n, max);
 }
+
+/* A VMA's header line of smaps: "start-end perms offset dev inode name". */
+static int smaps_header(const char *line, struct rec_vma *v)
+{
+	unsigned long long s, e;
+	int name = 0;
+
+	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &s, &e, &name) < 2 || !name)
+		return 0;
+	*v = (struct rec_vma){ .start = s, .end = e };
+	snprintf(v->name, sizeof(v->name), "%s", line + name);
+	v->name[strcspn(v->name, "\n")] = 0;
+	return 1;
+}
+
+static int keep_vma(const struct rec_vma *v)
+{
+	return v->anon_kb || v->anon_huge_kb ||
+	       ((!v->name[0] || v->name[0] == '[') && v->end - v->start >= (1ULL << 20));
+}
+
+int rec_read_smaps_vmas(pid_t pid, struct rec_vma **out)
+{
+	struct rec_vma cur, *v = NULL;
+	char path[64], line[512];
+	int n = 0, cap = 0, have = 0;
+	FILE *f;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	for (int more = 1; more;) {
+		more = fgets(line, sizeof(line), f) != NULL;
+		if (more && !smaps_header(line, &(struct rec_vma){ 0 })) {
+			unsigned long long kb;
+
+			if (have && sscanf(line, "Anonymous: %llu kB", &kb) == 1)
+				cur.anon_kb = kb;
+			else if (have && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+				cur.anon_huge_kb = kb;
+			continue;
+		}
+		if (have && keep_vma(&cur)) {
+			if (n == cap) {
+				struct rec_vma *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 32) * sizeof(*v));
+
+				if (!nv) {
+					free(v);
+					fclose(f);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[n++] = cur;
+		}
+		have = more && smaps_header(line, &cur);
+	}
+	fclose(f);
+	*out = v;
+	return n;
+}

@@ -436,6 +436,8 @@ struct measured {
 	char exe[256];
 	int n;
 	struct trace_kfig k[TRACE_KFIG_MAX];
+	struct rec_vma *vmas;   /* smaps at the exit: for attribution by mapping */
+	int nvmas;
 };
 
 struct run {
@@ -495,6 +497,9 @@ static void on_exit_stop(struct run *run, pid_t pid)
 	run->m[run->nm].pid = pid;
 	exe_name(pid, run->m[run->nm].exe, sizeof(run->m[run->nm].exe));
 	run->m[run->nm].n = rec_read_smaps_rollup(pid, run->m[run->nm].k, TRACE_KFIG_MAX);
+	run->m[run->nm].nvmas = rec_read_smaps_vmas(pid, &run->m[run->nm].vmas);
+	if (run->m[run->nm].nvmas < 0)
+		run->m[run->nm].nvmas = 0;
 	run->nm++;
 }
 
@@ -806,6 +811,20 @@ static int print_measured(struct run *run, struct outfile *of, int no_aslr)
 		json_string(&j, "exe", run->m[i].exe);
 		for (int k = 0; k < run->m[i].n; k++)
 			json_uint(&j, run->m[i].k[k].name, run->m[i].k[k].kb);
+		/* the VMAs with anonymous memory, as smaps has them at the exit */
+		json_begin_array(&j, "vmas");
+		for (int k = 0; k < run->m[i].nvmas; k++) {
+			const struct rec_vma *v = &run->m[i].vmas[k];
+
+			json_begin_object(&j, NULL);
+			json_uint(&j, "start", v->start);
+			json_uint(&j, "end", v->end);
+			json_string(&j, "name", v->name);
+			json_uint(&j, "Anonymous", v->anon_kb);
+			json_uint(&j, "AnonHugePages", v->anon_huge_kb);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
 		json_end_object(&j);
 	}
 	json_end_array(&j);
@@ -1181,6 +1200,8 @@ int record_run(struct record_opts *o)
 		failed = finish_recording(&ss);
 	} else {
 		failed = print_measured(&run, &ss.of, o->no_aslr);
+		for (int i = 0; i < run.nm; i++)
+			free(run.m[i].vmas);
 		free(run.m);
 	}
 	sigprocmask(SIG_SETMASK, &ss.old, NULL);

@@ -87,6 +87,15 @@ void rec_read_thp_settings(struct trace_header *h);
 int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid);
 /* Read pid's smaps_rollup into k (kB).  Returns the number of figures. */
 int rec_read_smaps_rollup(pid_t pid, struct trace_kfig *k, int max);
+/* One VMA of /proc/PID/smaps, for attribution against the model's. */
+struct rec_vma {
+	uint64_t start, end;
+	char name[96];          /* the pathname field: a file, [heap], [stack], or "" */
+	uint64_t anon_kb, anon_huge_kb; /* Anonymous, AnonHugePages */
+};
+/* The VMAs of pid that hold anonymous memory, or are anonymous and of
+ * 1 MiB or more, into *out (malloc'd): their number, or -errno. */
+int rec_read_smaps_vmas(pid_t pid, struct rec_vma **out);
 
 /* ---- child.c: the program's process before it execs the command ---- */
 

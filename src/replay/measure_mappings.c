@@ -79,7 +79,8 @@ static void maps_insert_at(struct replay_mappings *l, int i, const struct replay
 {
 	if (!maps_grow(l))
 		return;
-	memmove(l->v + i + 1, l->v + i, (size_t)(l->n - i) * sizeof(*l->v));
+	if (i < l->n)
+		memmove(l->v + i + 1, l->v + i, (size_t)(l->n - i) * sizeof(*l->v));
 	l->v[i] = *m;
 	l->n++;
 }
@@ -110,7 +111,8 @@ static void maps_cut(struct replay_mm *mm, uint64_t start, uint64_t end, struct 
 	for (k = i; k < l->n && l->v[k].start < end; k++)
 		if (out && maps_grow(out))
 			out->v[out->n++] = l->v[k];
-	memmove(l->v + i, l->v + k, (size_t)(l->n - k) * sizeof(*l->v));
+	if (k > i && k < l->n)
+		memmove(l->v + i, l->v + k, (size_t)(l->n - k) * sizeof(*l->v));
 	l->n -= k - i;
 }
 
@@ -150,9 +152,23 @@ static void add_stats(thps_proc *p, uint64_t start, uint64_t end, struct replay_
 	f->anon_huge_kb += st.anon_huge_kb;
 }
 
+/* The model's VMAs now, each with its figures, into mm->vmas. */
+static void take_vmas(struct replay_mm *mm, const struct vma_span *s)
+{
+	struct replay_mappings *l = &mm->vmas;
+
+	l->n = 0;
+	for (int v = 0; v < s->n && maps_grow(l); v++) {
+		struct replay_mapping *m = &l->v[l->n++];
+
+		*m = (struct replay_mapping){ .start = s->v[v][0], .end = s->v[v][1] };
+		add_stats(mm->proc, m->start, m->end, &m->final);
+	}
+}
+
 /* Every piece's figures now (in its "final"), and what lies in the VMAs
- * outside every piece into *other. */
-static void take_figures(struct replay_mm *mm, struct replay_map_figures *other)
+ * outside every piece into *other; at the end, the VMAs' too. */
+static void take_figures(struct replay_mm *mm, struct replay_map_figures *other, int vmas)
 {
 	struct vma_span s = { 0 };
 
@@ -182,6 +198,8 @@ static void take_figures(struct replay_mm *mm, struct replay_map_figures *other)
 		if (at < end)
 			add_stats(mm->proc, at, end, other);
 	}
+	if (vmas)
+		take_vmas(mm, &s);
 	free(s.v);
 }
 
@@ -195,7 +213,7 @@ static void take_peak(struct replay_mm *mm, uint64_t slack_shift)
 	thps_proc_usage(mm->proc, &rss, NULL);
 	if (!rss || rss <= last + (slack_shift ? last >> slack_shift : 0))
 		return;
-	take_figures(mm, &mm->other_peak);
+	take_figures(mm, &mm->other_peak, 0);
 	if (p->cap < mm->maps.n) {
 		struct replay_mapping *v = realloc(p->v, (size_t)mm->maps.n * sizeof(*v));
 
@@ -406,7 +424,7 @@ static void mappings_mm_end(struct replay *r, struct replay_mm *mm)
 {
 	(void)r;
 	take_peak(mm, 0);
-	take_figures(mm, &mm->other_final);
+	take_figures(mm, &mm->other_final, 1);
 	build_report(mm);
 }
 
@@ -415,6 +433,7 @@ static void mappings_mm_free(struct replay_mm *mm)
 	free(mm->maps.v);
 	free(mm->maps_at_peak.v);
 	free(mm->mappings.v);
+	free(mm->vmas.v);
 }
 
 /* ---- the roll-up by kind ---- */
@@ -507,6 +526,17 @@ static void mappings_json_mm(struct json *j, const struct replay_mm *mm)
 	json_figures(j, "final", &mm->other_final);
 	json_figures(j, "peak", &mm->other_peak);
 	json_end_object(j);
+	/* the model's VMAs at the end, as smaps lists the kernel's */
+	json_begin_array(j, "vmas");
+	for (int k = 0; k < mm->vmas.n; k++) {
+		json_begin_object(j, NULL);
+		json_uint(j, "start", mm->vmas.v[k].start);
+		json_uint(j, "end", mm->vmas.v[k].end);
+		json_uint(j, "Anonymous", mm->vmas.v[k].final.anon_kb);
+		json_uint(j, "AnonHugePages", mm->vmas.v[k].final.anon_huge_kb);
+		json_end_object(j);
+	}
+	json_end_array(j);
 }
 
 static void mappings_json(struct json *j, const struct replay_result *res)

@@ -153,6 +153,9 @@ struct replay_mm {
 	 * highest Anonymous, with their figures then; and, at the end, one
 	 * entry per mapping (by id) with its final and peak figures */
 	struct replay_mappings maps, maps_at_peak, mappings;
+	/* the model's VMAs at the end, with their figures (start, end in
+	 * the mapping fields), to hold against the kernel's smaps */
+	struct replay_mappings vmas;
 	uint32_t maps_next_id;
 	struct replay_map_figures other_final, other_peak; /* what no mapping explains */
 	uint64_t maps_peak_anon_kb; /* the Anonymous at the last peak taken */

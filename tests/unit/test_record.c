@@ -132,6 +132,69 @@ TEST(record_cover_letter)
 	unlink(path);
 }
 
+/* "name": N at or after *at in text, advancing *at past it; -1 if none. */
+static long long json_next_uint(const char **at, const char *name)
+{
+	char key[64];
+	const char *k;
+
+	snprintf(key, sizeof(key), "\"%s\": ", name);
+	k = strstr(*at, key);
+	if (!k)
+		return -1;
+	*at = k + strlen(key);
+	return strtoll(*at, NULL, 10);
+}
+
+/* record --measure lists each process's VMAs with anonymous memory as
+ * /proc/PID/smaps has them at its exit: summed, they are the process's
+ * smaps_rollup figures (the kernel's smaps_rollup is that sum), and the
+ * program's 32 MiB buffer is one of them. */
+TEST(record_measure_lists_the_vmas_that_sum_to_the_rollup)
+{
+	char cmd[512], *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .measure = 1, .as_root = 1, .argv = argv };
+	long long anon, huge, v, sum_anon = 0, sum_huge = 0, n = 0, big = 0;
+	static char text[1 << 20];
+	const char *at, *vmas;
+	FILE *f;
+	size_t len;
+
+	need_tracing();
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-measure.json", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "exec %s/coverletter --size 32 --madvise --write 2097152 >/dev/null",
+		 progs());
+	unlink(path);
+	fflush(stdout);
+	ASSERT_EQ(record_run(&o), 0);
+	f = fopen(path, "r");
+	ASSERT(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	unlink(path);
+	text[len] = 0;
+	at = text;
+	anon = json_next_uint(&at, "Anonymous");
+	huge = json_next_uint(&at, "AnonHugePages");
+	vmas = strstr(at, "\"vmas\": [");
+	ASSERT(anon > 0 && huge >= 0 && vmas);
+	ASSERT(!strstr(vmas + 1, "\"pid\"")); /* one process: the shell execs the program */
+	at = vmas;
+	for (long long start; (start = json_next_uint(&at, "start")) >= 0; n++) {
+		long long end = json_next_uint(&at, "end");
+
+		sum_anon += v = json_next_uint(&at, "Anonymous");
+		sum_huge += json_next_uint(&at, "AnonHugePages");
+		if (end - start >= (32LL << 20) && v >= 32768)
+			big++;
+	}
+	ASSERT(n >= 3);
+	ASSERT_EQ(sum_anon, anon);
+	ASSERT_EQ(sum_huge, huge);
+	ASSERT_EQ(big, 1);
+	ASSERT(strstr(vmas, "\"name\": \"[stack]\""));
+}
+
 TEST(record_churn_fork_arenas_heap)
 {
 	char cmd[512];

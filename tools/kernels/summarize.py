@@ -22,6 +22,11 @@ on a host):
          run (the trace's KFIG records);
   asked  replay with the recording settings (madvise) vs a real run
          ("thpsim record --measure").
+and, for the same pair, attribution by mapping: each of the real run's
+anonymous VMAs of 1 MiB or more at exit against the model's VMAs over the
+same range (tools/validate/attribution.py; the guest runs with address
+randomisation off, so both runs have one layout), each VMA and figure one
+check.
 
 Writes SUMMARY_JSON, prints the table, writes LOG ending in the line
 "kernels: N passed, N failed, N skipped" that make check sums: a scenario or
@@ -34,6 +39,9 @@ import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validate"))
+import attribution  # noqa: E402  (tools/validate/attribution.py)
 
 TOL_PCT, TOL_KB = 3.0, 1024
 # A program's AnonHugePages over time (tests/progs/server.c): each second's
@@ -77,7 +85,7 @@ def load_json(sec, name):
 
 def programs(sec):
     names = [k[len("record "):] for k in sec if k.startswith("record ")]
-    rows, problems, notes = [], [], []
+    rows, problems, notes, attrib = [], [], [], []
     for name in names:
         rec_body, rec_rc = sec["record " + name]
         if rec_rc:
@@ -142,7 +150,10 @@ def programs(sec):
             used.add(id(p))
             add("asked", "%s %d" % (p["name"], p["pid"]),
                 p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
-    return rows, problems, notes
+            for a in attribution.pair_rows(name, r, p):
+                attrib.append({"name": a[0], "process": a[1], "vma": a[2], "figure": a[3],
+                               "kernel": a[4], "model": a[5], "ok": bool(a[6]), "note": a[7]})
+    return rows, problems, notes, attrib
 
 
 def mthp_within(model, kernel, size_kb):
@@ -339,7 +350,7 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
             k["skips"].append({"scenario": "program " + key[len("skip "):],
                                "reason": sec[key][0].strip()})
     k["mthp"] = mthp_counts(sec, results)
-    rows, problems, notes = programs(sec)
+    rows, problems, notes, k["attribution"] = programs(sec)
     k["series"], sproblems = series(sec)
     problems += sproblems
     k["programs"] = rows
@@ -456,6 +467,9 @@ def main():
         mgood = sum(1 for x in k.get("mthp", []) if x["ok"])
         passed += mgood
         failed += len(k.get("mthp", [])) - mgood
+        agood = sum(1 for x in k.get("attribution", []) if x["ok"])
+        passed += agood
+        failed += len(k.get("attribution", [])) - agood
         sgood = sum(1 for x in k.get("series", []) if x["ok"])
         passed += sgood
         failed += len(k.get("series", [])) - sgood
@@ -494,6 +508,15 @@ def main():
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
                 r["AnonHugePages"][0], r["AnonHugePages"][1],
                 "ok" if r["ok"] else "OUTSIDE 3% and 1 MiB"))
+        att = k.get("attribution", [])
+        if att:
+            p("  attrib   %d of %d VMA figures within 3%% or 1 MiB (the real run's anonymous VMAs "
+              "of 1 MiB+ at exit vs the model's)" % (sum(1 for x in att if x["ok"]), len(att)))
+        for x in att:
+            if not x["ok"]:
+                p("  attrib   %-26s %-14s %-32s %-13s kernel %8d model %8d  OUTSIDE 3%% and 1 MiB%s"
+                  % (x["name"], x["process"], x["vma"], x["figure"], x["kernel"], x["model"],
+                     " (" + x["note"] + ")" if x["note"] else ""))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
                 x["name"], x["size_kB"], x["model"], x["kernel"],

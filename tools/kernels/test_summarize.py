@@ -27,10 +27,12 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None, host_always=None):
+          host=None, runs=None, host_always=None, vmas=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
-    JSON, or None for none (a guest of an older init)."""
+    JSON, or None for none (a guest of an older init); vmas: (the real run's
+    VMAs, the model's VMAs) as (start, end, Anonymous, AnonHugePages), the
+    process then having exited rather than lived to the trace's end."""
     out = "@@THPSIM-START@@\r\n"
     out += section("info", "release 9.9.9-test\nuptime_at_init 2.5")
     out += section("validate", json.dumps({"scenarios": scenarios, "summary": {}}), 1)
@@ -42,9 +44,15 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
                        json.dumps({"scenarios": host_always, "summary": {}}), 1)
     proc = {"pid": 100, "name": "prog", "ended_by": "end of trace", "end_s": 1.0,
             "file_copies_kB": 0, "final": {"Anonymous": anon[0], "AnonHugePages": huge[0]}}
+    real = {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}
+    if vmas is not None:
+        def vma(v):
+            return {"start": v[0], "end": v[1], "Anonymous": v[2], "AnonHugePages": v[3]}
+        proc["ended_by"] = "exit"
+        real["vmas"] = [vma(v) for v in vmas[0]]
+        proc["vmas"] = [vma(v) for v in vmas[1]]
     out += section("record prog", "Anonymous: 1 kB")
-    out += section("measure prog", json.dumps({"processes": [
-        {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}]}))
+    out += section("measure prog", json.dumps({"processes": [real]}))
     out += section("collapse prog", "thp_collapse_alloc 0")
     if runs is not None:  # the init's measure-runs line: (replay, [real runs])
         out += section("measure-runs prog", "khugepaged pages_collapsed replay %d real %s"
@@ -194,6 +202,26 @@ def a_program_outside_the_tolerance_fails(tmp):
     # within 1 MiB passes
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(50000, 50900)), "-")])
     assert rc == 0 and s[0]["programs"][0]["ok"], (rc, s[0]["programs"])
+
+
+@test
+def attribution_by_vma_counts_each_figure(tmp):
+    mib = 1 << 20
+    # the kernel's 4 MiB VMA (the model has it as two VMAs) and a 64 KiB one, too
+    # small to hold against anything; the model matches within 1 MiB
+    kern = [(64 * mib, 68 * mib, 4096, 2048), (80 * mib, 80 * mib + 65536, 64, 0)]
+    model = [(64 * mib, 66 * mib, 2048, 2048), (66 * mib, 68 * mib, 1500, 0)]
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], vmas=(kern, model)), "-")])
+    assert rc == 0, (rc, last)
+    assert [(x["figure"], x["kernel"], x["model"], x["ok"]) for x in s[0]["attribution"]] == [
+        ("Anonymous", 4096, 3548, True), ("AnonHugePages", 2048, 2048, True)], s[0]["attribution"]
+    assert last == "kernels: 4 passed, 0 failed, 0 skipped", last
+    # a THP the model put elsewhere: AnonHugePages of this VMA is off by 2 MiB
+    model = [(64 * mib, 66 * mib, 2048, 0), (66 * mib, 68 * mib, 2048, 0)]
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], vmas=(kern, model)), "-")])
+    assert rc == 1, (rc, last)
+    assert [x["ok"] for x in s[0]["attribution"]] == [True, False], s[0]["attribution"]
+    assert last == "kernels: 3 passed, 1 failed, 0 skipped", last
 
 
 @test

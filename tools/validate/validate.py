@@ -13,7 +13,10 @@ then replay the trace twice:
 A prediction is the model's Anonymous (or AnonHugePages) plus, for Anonymous,
 the pages the program wrote in private file mappings (which the kernel copies
 into anonymous pages and the model does not hold).  It passes within 3% or
-1 MiB of the kernel's figure.  Needs root.  Exit status 1 if any row fails.
+1 MiB of the kernel's figure.  Then, by mapping: each of the real run's
+anonymous VMAs of 1 MiB or more at exit against the model's VMAs over the
+same range (attribution.py), the same tolerance.  Needs root.  Exit status 1
+if any row fails.
 
 usage: validate.py BUILD_DIR [NAME...]
 """
@@ -22,6 +25,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import attribution
 
 TOL_PCT, TOL_KB = 3.0, 1024
 
@@ -43,6 +48,8 @@ def programs(build):
          "glibc.malloc.hugetlb=1", [progs + "/churn"], tun),
         ("snapshot", "a BGSAVE-like snapshot: MADV_HUGEPAGE heap, a child that exits and "
          "one killed by SIGKILL while the parent writes (ours)", [progs + "/snapshot"], {}),
+        ("mappings", "one mapping of each kind: brk heap, MADV_HUGEPAGE and plain mmaps, "
+         "small mmaps, thread stacks, a forked child (ours)", [progs + "/mappings"], {}),
         ("xz", "xz -6 of 4 MB (Debian's xz-utils), glibc.malloc.hugetlb=1",
          ["xz", "-6", "-T1", "-c", "@INPUT@"], tun),
         ("gcc", "gcc -O2 -c huge_memory.c: gcc, cc1, as (Debian's gcc-12), "
@@ -101,7 +108,7 @@ def main():
     with open(inp, "w") as f:  # 4 MB of text that compresses
         for i in range(1, 290000):
             f.write("%d %d\n" % (i * 7919 % 100003, i))
-    rows, all_ok = [], True
+    rows, attrib, all_ok = [], [], True
     for name, desc, cmd, extra_env in programs(build):
         if only and name not in only:
             continue
@@ -154,6 +161,7 @@ def main():
                           p["final"]["Anonymous"] + p["file_copies_kB"])
             all_ok &= row(rows, name, "asked", label, "AnonHugePages", r["AnonHugePages"],
                           p["final"]["AnonHugePages"])
+            attrib += attribution.pair_rows(name, r, p)
         if collapsed:
             print("  note: khugepaged collapsed %d THPs during the real run (system-wide); "
                   "the replay's khugepaged runs on the trace's clock, the real one when "
@@ -163,8 +171,12 @@ def main():
         "within 3% or 1 MiB"))
     for r in rows:
         print("%-26s %-6s %-22.22s %-14s %10d %10d %+8d %+6.2f%%  %s" % r)
-    print("\nvalidate: %d comparisons, %d outside 3%% and 1 MiB" % (
-        len(rows), sum(1 for r in rows if r[-1] != "ok")))
+    print("\nby mapping: the real run's anonymous VMAs of 1 MiB+ at exit, THP as asked")
+    attribution.print_rows(attrib)
+    bad = sum(1 for r in attrib if not r[6])
+    all_ok &= not bad
+    print("\nvalidate: %d comparisons, %d outside 3%% and 1 MiB; by mapping %d, %d outside" % (
+        len(rows), sum(1 for r in rows if r[-1] != "ok"), len(attrib), bad))
     subprocess.run(["rm", "-rf", tmp])
     return 0 if all_ok else 1
 
