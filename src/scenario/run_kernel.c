@@ -598,14 +598,37 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		 * (the model's regions share no table with anything).  The
 		 * blocks are reserved without access, which commits no memory
 		 * (a 2 GiB writable reservation fails in a 2 GiB guest), and the
-		 * region is mapped over them. */
-		uint64_t aligned, span = ((st->len + st->align - 1) & ~(st->align - 1)) + st->align;
+		 * region is mapped over them.
+		 *
+		 * After the region lie `align` free bytes, as in the model:
+		 * a scenario may map there (fixed=A+LEN, the next region
+		 * butting against this one).  A kernel that places the
+		 * reservation on the boundary leaves them (the tail of the
+		 * reservation); one that does not (Linux before 6.7 never
+		 * does, later ones only for multiples of 2 MiB:
+		 * thpsim/anon_thp_align) leaves less, and a fixed= mapping
+		 * past the end would replace the runner's own memory above
+		 * it: on 6.1 the PTE table it shared with that memory kept
+		 * the huge zero page out and VmPTE 4 kB short.  So there the
+		 * reservation is one block longer, and what lies beyond the
+		 * free bytes stays reserved. */
+		uint64_t aligned, keep, round = (st->len + st->align - 1) & ~(st->align - 1);
+		uint64_t span = round + st->align;
 
 		p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		a = (uint64_t)(uintptr_t)p;
+		if (a & (st->align - 1)) {
+			munmap(p, span);
+			span += st->align;
+			p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
+			if (p == MAP_FAILED)
+				return -errno;
+			a = (uint64_t)(uintptr_t)p;
+		}
 		aligned = (a + st->align - 1) & ~(st->align - 1);
+		keep = aligned + round + st->align;
 		if (mmap((void *)(uintptr_t)aligned, st->len, prot, flags | MAP_FIXED, -1, 0) ==
 		    MAP_FAILED) {
 			int err = errno;
@@ -615,7 +638,7 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		}
 		if (aligned > a)
 			munmap(p, aligned - a);
-		munmap((void *)(uintptr_t)(aligned + st->len), a + span - aligned - st->len);
+		munmap((void *)(uintptr_t)(aligned + st->len), keep - aligned - st->len);
 		a = aligned;
 	} else {
 		p = mmap(NULL, st->len, prot, flags, -1, 0);
