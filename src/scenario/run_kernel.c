@@ -84,6 +84,7 @@ struct worker {
 	int idx;                /* scenario process */
 	int fd;                 /* our end of the socket */
 	int emulate;            /* EMU_* applied to each new mapping */
+	int stack_nohugepage;   /* the profile's thpsim/map_stack_nohugepage */
 	const struct scenario *s;
 	uint64_t addr[SCN_MAX_REGIONS];
 	uint64_t len[SCN_MAX_REGIONS];
@@ -579,7 +580,7 @@ static int sys_ret(int r)
 
 int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
-	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS | (st->stack ? MAP_STACK : 0);
 	void *p;
 	uint64_t a;
 
@@ -649,7 +650,10 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 	w->addr[st->region] = a;
 	w->len[st->region] = st->len;
 	add_span(w, a, st->len);
-	apply_emulation(w, a, st->len);
+	/* an emulated "always" leaves a MAP_STACK mapping alone where the
+	 * kernel gives it VM_NOHUGEPAGE, as a real "always" does */
+	if (!st->stack || w->emulate != EMU_HUGEPAGE || !w->stack_nohugepage)
+		apply_emulation(w, a, st->len);
 	return 0;
 }
 
@@ -1548,6 +1552,8 @@ static int run_kernel(struct kernel_run *kr)
 		w.fd = k.socks[0][1];
 		w.is_root = k.is_root;
 		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
+		w.stack_nohugepage = !strcmp(kprofile_get(k.profile, "thpsim/map_stack_nohugepage") ?: "0",
+					     "1");
 		worker_socks = k.socks;
 		/* the controller's flag (scenario_run_kernel) off, unless the
 		 * scenario wants THP never; only once the runner's own pages are
