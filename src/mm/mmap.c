@@ -8,9 +8,9 @@
  *
  * Only anonymous private memory is modelled; a shared or file mapping is
  * refused with -EOPNOTSUPP and a message saying so.  Addresses are chosen
- * top-down below mmap_base as Linux does, and an anonymous mapping whose
- * length is a multiple of 2 MiB is placed on a 2 MiB boundary
- * (__get_unmapped_area's THP alignment, Linux 6.7 and later).
+ * top-down below mmap_base as Linux does, and an anonymous mapping is
+ * placed on a 2 MiB boundary where thpsim/anon_thp_align says
+ * (__get_unmapped_area's THP alignment: none before Linux 6.7).
  *
  * munmap splits the VMAs at the ends of the range (a huge PMD that straddles
  * an end is split first), zaps what the range maps, then frees the page
@@ -133,6 +133,20 @@ uint64_t get_unmapped_area(struct mm_struct *mm, uint64_t len, bool thp_align)
 	return unmapped_area_topdown(mm, len);
 }
 
+/* Does an anonymous mapping of len bytes get a 2 MiB-aligned address?
+ * (thpsim/anon_thp_align) */
+static bool anon_thp_aligned(struct thps_machine *m, uint64_t len)
+{
+	switch (READ_ONCE(m->knobs.anon_thp_align)) {
+	case ANON_THP_ALIGN_PMD_OR_LARGER:
+		return len >= PMD_SIZE;
+	case ANON_THP_ALIGN_PMD_MULTIPLE:
+		return IS_ALIGNED(len, PMD_SIZE);
+	default:
+		return false;
+	}
+}
+
 /* Fault every page in, as MAP_POPULATE does (write faults when writable). */
 static int populate_range(struct mm_struct *mm, uint64_t start, uint64_t end)
 {
@@ -198,7 +212,7 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 		addr &= PAGE_MASK;
 		if (addr && addr < MMAP_MIN_ADDR)
 			addr = MMAP_MIN_ADDR;
-		thp_align = !addr && IS_ALIGNED(len, PMD_SIZE);
+		thp_align = !addr && anon_thp_aligned(m, len);
 		if (!addr || !range_free(mm, addr, len))
 			addr = get_unmapped_area(mm, len, thp_align);
 		if (!addr)
@@ -208,9 +222,9 @@ static int do_mmap(struct mm_struct *mm, uint64_t addr, uint64_t len, int prot, 
 	vm_flags = calc_vm_prot_bits(prot) | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC;
 	if (flags & THPS_MAP_GROWSDOWN)
 		vm_flags |= VM_GROWSDOWN;
-	/* "mm: mmap: map MAP_STACK to VM_NOHUGEPAGE" (Linux 6.7): thread
-	 * stacks do not get THPs unless madvised (observed: VmFlags nh) */
-	if (flags & THPS_MAP_STACK)
+	/* thpsim/map_stack_nohugepage: thread stacks do not get THPs unless
+	 * madvised (observed on 6.18: VmFlags nh; on 6.1 a THP under always) */
+	if ((flags & THPS_MAP_STACK) && READ_ONCE(m->knobs.map_stack_nohugepage))
 		vm_flags |= VM_NOHUGEPAGE;
 	vm_flags |= (flags & THPS_MAP_NORESERVE) ? VM_NORESERVE : ((prot & THPS_PROT_WRITE) ? VM_ACCOUNT : 0);
 

@@ -52,6 +52,7 @@ static const char *const lifetime_values[] = { "refcount", "per-mm", "persistent
 static const char *const hzp_wp_values[] = { "alloc-or-pte", "split", "alloc-or-split", NULL };
 static const char *const thp_cow_values[] = { "copy", "split", NULL };
 static const char *const deferred_split_values[] = { "unmap-and-split", "unmap", "partial", NULL };
+static const char *const anon_thp_align_values[] = { "none", "pmd-or-larger", "pmd-multiple", NULL };
 
 #define K(field) offsetof(struct knobs, field)
 static const struct knob_def knob_defs[] = {
@@ -174,6 +175,14 @@ static const struct knob_def knob_defs[] = {
 	  "never seen partially mapped) | 0: one entry at a time (the first queues it for "
 	  "deferred split)",
 	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
+	{ "thpsim/anon_thp_align", anon_thp_align_values, 0, 0, K(anon_thp_align),
+	  "which anonymous mmaps without an address get a 2 MiB-aligned one: none (Linux "
+	  "3.8-6.6) | pmd-or-larger (Linux 6.7-6.11: 2 MiB or more) | pmd-multiple (Linux 6.12+: "
+	  "a multiple of 2 MiB; MAP_STACK and PR_SET_THP_DISABLE too)",
+	  FUZZ("pmd-multiple", "none", "pmd-or-larger"), THPS_KNOB_KERNEL_PROFILE, 0, NULL },
+	{ "thpsim/map_stack_nohugepage", NULL, 0, 1, K(map_stack_nohugepage),
+	  "1: mmap with MAP_STACK sets VM_NOHUGEPAGE (Linux 6.7+) | 0: MAP_STACK changes nothing",
+	  FUZZ_BOOL, THPS_KNOB_KERNEL_PROFILE, 0, NULL },
 };
 #undef K
 
@@ -240,6 +249,17 @@ static const struct thps_profile_change profile_changes[] = {
 	{ "thpsim/wp_reuse_large", "6.15", "1",
 	  "mm: MM owner tracking for large folios (David Hildenbrand): "
 	  "__wp_can_reuse_large_anon_folio" },
+	{ "thpsim/anon_thp_align", "3.8", "none",
+	  "get_unmapped_area gives anonymous mappings no THP alignment" },
+	{ "thpsim/anon_thp_align", "6.7", "pmd-or-larger",
+	  "mm: align larger anonymous mappings on THP boundaries (efa7df3e3bb5, Rik van Riel; "
+	  "first release recalled, not checked: 6.7)" },
+	{ "thpsim/anon_thp_align", "6.12", "pmd-multiple",
+	  "mm, mmap: limit THP alignment of anonymous mappings to PMD-aligned sizes "
+	  "(d4148aeab412, Vlastimil Babka)" },
+	{ "thpsim/map_stack_nohugepage", "3.8", "0", "MAP_STACK is accepted and ignored" },
+	{ "thpsim/map_stack_nohugepage", "6.7", "1",
+	  "mm: mmap: map MAP_STACK to VM_NOHUGEPAGE (c4608d1bf7c6, Yang Shi)" },
 	{ "thpsim/mthp", "3.8", "0", "anonymous faults map 4 KiB pages or 2 MiB THPs" },
 	{ "thpsim/mthp", "6.8", "1",
 	  "mm: thp: support allocation of anonymous multi-size THP (Ryan Roberts): "

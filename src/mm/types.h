@@ -341,6 +341,14 @@ enum deferred_split_when {
 	DEFERRED_SPLIT_PARTIAL, /* Linux 6.10+: only a folio left partially mapped */
 };
 
+/* thpsim/anon_thp_align: which anonymous mmaps without an address get a 2 MiB
+ * boundary (__get_unmapped_area, thp_get_unmapped_area) */
+enum anon_thp_align {
+	ANON_THP_ALIGN_NONE,         /* Linux 3.8-6.6 */
+	ANON_THP_ALIGN_PMD_OR_LARGER, /* Linux 6.7-6.11: a length of 2 MiB or more */
+	ANON_THP_ALIGN_PMD_MULTIPLE, /* Linux 6.12+: a multiple of 2 MiB */
+};
+
 #define KERNEL_VERSION(a, b) ((a) * 256 + (b))
 
 struct knobs {
@@ -373,6 +381,8 @@ struct knobs {
 	int mthp;             /* thpsim/mthp: faults map folios of the sizes below 2 MiB */
 	int wp_reuse_large;   /* thpsim/wp_reuse_large: a write fault may reuse a page of a
 				 PTE-mapped large folio mapped only by this process */
+	int anon_thp_align;   /* enum anon_thp_align: which mmaps get a 2 MiB-aligned address */
+	int map_stack_nohugepage; /* thpsim/map_stack_nohugepage: MAP_STACK sets VM_NOHUGEPAGE */
 	int kernel;           /* thpsim/kernel: KERNEL_VERSION(a, b) last set */
 };
 

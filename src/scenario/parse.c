@@ -524,7 +524,7 @@ static int parse_mmap(struct parser *p, struct scn_step *st)
 
 	st->prot = THPS_PROT_READ | THPS_PROT_WRITE;
 	if (p->nt < 3)
-		return perr(p, 1, "usage: mmap REGION SIZE [align=SIZE] [prot=PROT] [fixed=REGION+OFF]");
+		return perr(p, 1, "usage: mmap REGION SIZE [align=SIZE] [prot=PROT] [fixed=REGION+OFF] [stack]");
 	if (new_region(p, 1, &st->region) || tok_size(p, 2, "a size", &st->len))
 		return -1;
 	if (!st->len)
@@ -545,8 +545,10 @@ static int parse_mmap(struct parser *p, struct scn_step *st)
 			if (parse_region_off(p, v, vl, t[i].col + 6, &st->region2, &st->off2))
 				return -1;
 			st->flags = 1;
+		} else if (t[i].len == 5 && !strncmp(t[i].s, "stack", 5)) {
+			st->stack = 1;
 		} else {
-			return perr(p, t[i].col, "expected align=, prot= or fixed=, got '%.*s'",
+			return perr(p, t[i].col, "expected align=, prot=, fixed= or stack, got '%.*s'",
 				    t[i].len, t[i].s);
 		}
 	}

@@ -84,6 +84,7 @@ struct worker {
 	int idx;                /* scenario process */
 	int fd;                 /* our end of the socket */
 	int emulate;            /* EMU_* applied to each new mapping */
+	int stack_nohugepage;   /* the profile's thpsim/map_stack_nohugepage */
 	const struct scenario *s;
 	uint64_t addr[SCN_MAX_REGIONS];
 	uint64_t len[SCN_MAX_REGIONS];
@@ -579,7 +580,7 @@ static int sys_ret(int r)
 
 int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *rep)
 {
-	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	int prot = st->prot, flags = MAP_PRIVATE | MAP_ANONYMOUS | (st->stack ? MAP_STACK : 0);
 	void *p;
 	uint64_t a;
 
@@ -598,14 +599,37 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		 * (the model's regions share no table with anything).  The
 		 * blocks are reserved without access, which commits no memory
 		 * (a 2 GiB writable reservation fails in a 2 GiB guest), and the
-		 * region is mapped over them. */
-		uint64_t aligned, span = ((st->len + st->align - 1) & ~(st->align - 1)) + st->align;
+		 * region is mapped over them.
+		 *
+		 * After the region lie `align` free bytes, as in the model:
+		 * a scenario may map there (fixed=A+LEN, the next region
+		 * butting against this one).  A kernel that places the
+		 * reservation on the boundary leaves them (the tail of the
+		 * reservation); one that does not (Linux before 6.7 never
+		 * does, later ones only for multiples of 2 MiB:
+		 * thpsim/anon_thp_align) leaves less, and a fixed= mapping
+		 * past the end would replace the runner's own memory above
+		 * it: on 6.1 the PTE table it shared with that memory kept
+		 * the huge zero page out and VmPTE 4 kB short.  So there the
+		 * reservation is one block longer, and what lies beyond the
+		 * free bytes stays reserved. */
+		uint64_t aligned, keep, round = (st->len + st->align - 1) & ~(st->align - 1);
+		uint64_t span = round + st->align;
 
 		p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		a = (uint64_t)(uintptr_t)p;
+		if (a & (st->align - 1)) {
+			munmap(p, span);
+			span += st->align;
+			p = mmap(NULL, span, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
+			if (p == MAP_FAILED)
+				return -errno;
+			a = (uint64_t)(uintptr_t)p;
+		}
 		aligned = (a + st->align - 1) & ~(st->align - 1);
+		keep = aligned + round + st->align;
 		if (mmap((void *)(uintptr_t)aligned, st->len, prot, flags | MAP_FIXED, -1, 0) ==
 		    MAP_FAILED) {
 			int err = errno;
@@ -615,7 +639,7 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 		}
 		if (aligned > a)
 			munmap(p, aligned - a);
-		munmap((void *)(uintptr_t)(aligned + st->len), a + span - aligned - st->len);
+		munmap((void *)(uintptr_t)(aligned + st->len), keep - aligned - st->len);
 		a = aligned;
 	} else {
 		p = mmap(NULL, st->len, prot, flags, -1, 0);
@@ -626,7 +650,10 @@ int scn_worker_mmap(struct worker *w, const struct scn_step *st, struct reply *r
 	w->addr[st->region] = a;
 	w->len[st->region] = st->len;
 	add_span(w, a, st->len);
-	apply_emulation(w, a, st->len);
+	/* an emulated "always" leaves a MAP_STACK mapping alone where the
+	 * kernel gives it VM_NOHUGEPAGE, as a real "always" does */
+	if (!st->stack || w->emulate != EMU_HUGEPAGE || !w->stack_nohugepage)
+		apply_emulation(w, a, st->len);
 	return 0;
 }
 
@@ -1525,6 +1552,8 @@ static int run_kernel(struct kernel_run *kr)
 		w.fd = k.socks[0][1];
 		w.is_root = k.is_root;
 		w.emulate = emulate == EMU_DISABLE ? EMU_NONE : emulate;
+		w.stack_nohugepage = !strcmp(kprofile_get(k.profile, "thpsim/map_stack_nohugepage") ?: "0",
+					     "1");
 		worker_socks = k.socks;
 		/* the controller's flag (scenario_run_kernel) off, unless the
 		 * scenario wants THP never; only once the runner's own pages are

@@ -179,7 +179,7 @@ int scn_model_set(struct model_run *x, const struct scn_step *st)
 int scn_model_mmap(struct model_run *x, const struct scn_step *st)
 {
 	thps_proc *p = x->procs[st->proc];
-	const int flags = THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS;
+	const int flags = THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS | (st->stack ? THPS_MAP_STACK : 0);
 	uint64_t a, fixed = 0;
 	int err;
 

@@ -102,6 +102,7 @@ struct scn_step {
 	int prot;
 	int advice;
 	int flags;           /* mremap flags; mmap/mremap: has a fixed target */
+	int stack;           /* mmap: MAP_STACK */
 	uint8_t value;
 	int has_value;
 	int has_err;         /* madvise err=: the call is expected to fail... */

@@ -7,13 +7,16 @@
  *  2. the build configuration, where the kernel exposes it
  *     (/proc/config.gz, else /boot/config-RELEASE): CONFIG_PT_RECLAIM and
  *     CONFIG_PERSISTENT_HUGE_ZERO_FOLIO decide two knobs;
- *  3. a probe: 256 untouched pages are read; if Rss grows by them, read
+ *  3. probes: 256 untouched pages are read; if Rss grows by them, read
  *     faults allocate (mm_forbids_zeropage: s390 KVM guests, a kernel
- *     booted with pvm_no_zero_page=1), so thpsim/zero_page is 0.
+ *     booted with pvm_no_zero_page=1), so thpsim/zero_page is 0.  And
+ *     mappings of 4 MiB and of 3 MiB are made: where they land on 2 MiB
+ *     boundaries says thpsim/anon_thp_align.
  * Nothing here writes to the kernel's settings.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -288,6 +291,41 @@ static void probe_zero_page(struct kprofile *p)
 	kprofile_set(p, "thpsim/zero_page", after - before >= PROBE_PAGES / 2 ? "0" : "1", src);
 }
 
+/* Which anonymous mappings get a 2 MiB-aligned address?  PROBE_MAPS
+ * reservations of 4 MiB (a multiple of 2 MiB) and of 3 MiB (larger, not a
+ * multiple), held together so each lands elsewhere; a size counts as
+ * aligned only when every one of its mappings is (a randomized address is
+ * aligned by chance one time in 512). */
+#define PROBE_MAPS 3
+static void probe_anon_thp_align(struct kprofile *p)
+{
+	const size_t pmd = 2UL << 20, len[2] = { 2 * pmd, 3 * pmd / 2 };
+	void *map[2][PROBE_MAPS];
+	int aligned[2] = { 1, 1 }, failed = 0;
+	const char *value;
+	char src[192];
+
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < PROBE_MAPS; i++) {
+			map[s][i] = mmap(NULL, len[s], PROT_NONE,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (map[s][i] == MAP_FAILED)
+				failed = 1;
+			else if ((uintptr_t)map[s][i] & (pmd - 1))
+				aligned[s] = 0;
+		}
+	for (int s = 0; s < 2; s++)
+		for (int i = 0; i < PROBE_MAPS; i++)
+			if (map[s][i] != MAP_FAILED)
+				munmap(map[s][i], len[s]);
+	if (failed)
+		return; /* the version's value stands */
+	value = !aligned[0] ? "none" : aligned[1] ? "pmd-or-larger" : "pmd-multiple";
+	snprintf(src, sizeof(src), "probe: %d mappings of 4 MiB %s 2 MiB-aligned, of 3 MiB %s",
+		 PROBE_MAPS, aligned[0] ? "all" : "not all", aligned[1] ? "all" : "not all");
+	kprofile_set(p, "thpsim/anon_thp_align", value, src);
+}
+
 static void host_facts(struct kprofile *p)
 {
 	static char buf[1 << 14];
@@ -337,6 +375,7 @@ void kprofile_detect(struct kprofile *p)
 	}
 	from_config(p);
 	probe_zero_page(p);
+	probe_anon_thp_align(p);
 	host_facts(p);
 }
 

@@ -29,6 +29,16 @@
 #define MAX_ACCESS DIFF_MAX_ACCESS
 #define ISOLATION_BYTES DIFF_ISOLATION_BYTES
 
+void diff_sync_ref_knobs(struct diff *d)
+{
+	char v[32] = "";
+
+	d->ref.map_stack_nohugepage = !thps_knob_get(d->m, "thpsim/map_stack_nohugepage", v,
+						     sizeof(v)) && !strcmp(v, "1");
+	thps_knob_get(d->m, "thpsim/anon_thp_align", v, sizeof(v));
+	d->ref.anon_thp_align = !strcmp(v, "pmd-multiple") ? 2 : !strcmp(v, "pmd-or-larger");
+}
+
 const char *diff_errname(int err)
 {
 	static __thread char buf[16];
@@ -393,6 +403,7 @@ static int step_mapping(struct diff *d, const struct op *op, int slot)
 
 	switch (op->kind) {
 	case OP_mmap:
+		diff_sync_ref_knobs(d);
 		e = ref_mmap(r, slot, op->addr, op->len, op->prot, op->flags, REF_DECIDE, 0);
 		break;
 	case OP_munmap:

@@ -61,6 +61,8 @@ int diff_open(struct diff *d, const struct diff_cfg *cfg);
 int diff_step(struct diff *d, const struct op *op);
 /* Final comparison, exit, shrinkers, leak check; frees everything. */
 int diff_close(struct diff *d);
+/* The profile items ref_mmap depends on, copied from the model into d->ref. */
+void diff_sync_ref_knobs(struct diff *d);
 
 /* Run a whole list on a fresh machine: 0, or -1 with *d left describing the
  * divergence (d is closed either way). */

@@ -285,6 +285,7 @@ struct op gen_op(struct gen *g, const struct diff *d)
 			op.flags |= chance(g, 50) ? 0x40000 : 0x2000; /* MAP_HUGETLB, MAP_LOCKED */
 		if (!d->ref.mm[slot])
 			break;
+		diff_sync_ref_knobs((struct diff *)d);
 		e = ref_mmap((struct ref *)&d->ref, slot, op.addr, op.len, op.prot, op.flags, REF_DECIDE, 0);
 		if (!e.skip && !e.err)
 			remember(g, e.addr, (op.len + REF_PAGE_SIZE - 1) & ~(REF_PAGE_SIZE - 1));

@@ -323,7 +323,8 @@ struct ref_expect ref_mmap(struct ref *r, int slot, uint64_t addr, uint64_t len,
 
 		if (hint && hint < REF_MMAP_MIN)
 			hint = REF_MMAP_MIN;
-		thp_align = !hint && !(len & (REF_PMD_SIZE - 1));
+		thp_align = !hint && (r->anon_thp_align == 2 ? !(len & (REF_PMD_SIZE - 1)) :
+				      r->anon_thp_align == 1 && len >= REF_PMD_SIZE);
 		fits = hint && hint <= REF_TASK_SIZE && len <= REF_TASK_SIZE - hint;
 		if (fits && !ref_in_window(hint, len))
 			return skip(); /* free, but outside the window */
@@ -346,7 +347,8 @@ struct ref_expect ref_mmap(struct ref *r, int slot, uint64_t addr, uint64_t len,
 
 			/* MAP_STACK is VM_NOHUGEPAGE since Linux 6.7 ("mm: mmap: map
 			 * MAP_STACK to VM_NOHUGEPAGE"; observed: VmFlags nh) */
-			p->flags = RP_MAPPED | ((flags & MAP_STACK) ? RP_NOHUGEPAGE : 0);
+			p->flags = RP_MAPPED | ((flags & MAP_STACK) && r->map_stack_nohugepage ?
+						RP_NOHUGEPAGE : 0);
 			p->prot = (uint8_t)(prot & PROT_BITS);
 			p->id = id;
 			r->mm[slot]->nr_mapped++;

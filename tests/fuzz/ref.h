@@ -64,6 +64,10 @@ struct ref_mm {
 struct ref {
 	struct ref_mm *mm[REF_MAX_PROCS]; /* NULL: no process in this slot */
 	uint32_t next_id;
+	/* the model's profile items mmap depends on (diff_sync_ref_knobs) */
+	bool map_stack_nohugepage; /* thpsim/map_stack_nohugepage */
+	int anon_thp_align;        /* thpsim/anon_thp_align: 0 none, 1 pmd-or-larger,
+				    * 2 pmd-multiple */
 };
 
 /* What the model must answer. */

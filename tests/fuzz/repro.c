@@ -83,6 +83,7 @@ static void emit_op(FILE *f, struct diff *d, const struct op *op, int slot)
 
 	switch (op->kind) {
 	case OP_mmap:
+		diff_sync_ref_knobs(d);
 		e = ref_mmap(r, slot, op->addr, op->len, op->prot, op->flags, REF_DECIDE, 0);
 		fprintf(f, "\tr = thps_mmap(p[%d], %#" PRIx64 ", %#" PRIx64 ", %#x, %#x, &a);\n", slot,
 			op->addr, op->len, op->prot, op->flags);
