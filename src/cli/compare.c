@@ -398,6 +398,51 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/*
+ * Where the extra memory is: each kind of mapping's Anonymous at its
+ * process's peak, summed over the processes (measure_mappings.c), under
+ * each policy, with the difference from the first and the part in THPs.
+ * A kind no policy has memory in is left out; the rows in the order of
+ * the last policy's figure, the largest first.
+ */
+static void print_kinds(struct policy *pol, int n)
+{
+	struct replay_kind_sum by[MAX_POLICIES][REPLAY_NR_KIND_ROWS], rows[REPLAY_NR_KIND_ROWS];
+
+	for (int k = 0; k < n; k++) {
+		struct replay_kind_sum s[REPLAY_NR_KIND_ROWS];
+
+		replay_kind_sums(&pol[k].res, s);
+		for (int i = 0; i < REPLAY_NR_KIND_ROWS; i++)
+			by[k][s[i].kind] = s[i];
+	}
+	replay_kind_sums(&pol[n - 1].res, rows);
+	printf("\nby kind of mapping: Anonymous kB at each process's peak, summed; +extra against %s "
+	       "(of it in THPs)\n%-18s", pol[0].name, "kind");
+	for (int k = 0; k < n; k++)
+		printf(k ? " %24.24s" : " %12.12s", pol[k].name);
+	printf("\n");
+	for (int i = 0; i < REPLAY_NR_KIND_ROWS; i++) {
+		int kind = rows[i].kind, any = 0;
+
+		for (int k = 0; k < n; k++)
+			any |= by[k][kind].peak.anon_kb || by[k][kind].final.anon_kb;
+		if (!any || kind == REPLAY_NR_MAP_KINDS) /* file copies: final only */
+			continue;
+		printf("%-18.18s %12" PRIu64, replay_kind_row_label(kind), by[0][kind].peak.anon_kb);
+		for (int k = 1; k < n; k++) {
+			char cell[64];
+
+			snprintf(cell, sizeof(cell), "%" PRIu64 " %+" PRId64 " (%" PRIu64 ")",
+				 by[k][kind].peak.anon_kb,
+				 (int64_t)by[k][kind].peak.anon_kb - (int64_t)by[0][kind].peak.anon_kb,
+				 by[k][kind].peak.anon_huge_kb);
+			printf(" %24s", cell);
+		}
+		printf("\n");
+	}
+}
+
 static void print_text(const char *path, struct policy *pol, int n)
 {
 	uint64_t base = peak_anon(&pol[0].res);
@@ -433,6 +478,7 @@ static void print_text(const char *path, struct policy *pol, int n)
 		       base ? 100.0 * (double)extra / (double)base : 0.0,
 		       share(r->peak_meminfo_huge_kb, peak));
 	}
+	print_kinds(pol, n);
 	printf("\npolicies (over the recording machine's settings):\n");
 	for (int k = 0; k < n; k++)
 		printf("  %-16s %s\n", pol[k].name, pol[k].spec);

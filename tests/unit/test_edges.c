@@ -639,6 +639,56 @@ static int lines(const char *s)
 	return count(s, "\n");
 }
 
+/* compare's table by kind of mapping: a 64 MiB anonymous mmap written once
+ * every 2 MiB and a 1 MiB one written throughout.  Under never each write
+ * is a 4 KiB page (32 x 4 kB; 256 x 4 kB); under always each of the 32
+ * writes to the big one faults a THP (do_huge_pmd_anonymous_page: the
+ * 2 MiB range lies inside the VMA), and the 1 MiB mapping can hold none:
+ * the extra is all in the big mmap's row, all of it in THPs. */
+TEST(edges_compare_says_which_kind_of_mapping_the_extra_is_in)
+{
+	char trace[256], *row;
+	const uint64_t big = 0x7f0000000000ULL, small = 0x7f1000000000ULL;
+	uint64_t bargs[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
+	uint64_t sargs[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
+	unsigned long long never, always, huge, sn, sa, sh;
+	long long extra, sextra;
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+
+	tdir("kinds");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	ASSERT_OK(trace_header_add(&h, "command", "prog"));
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, bargs, (int64_t)big);
+	trace_write_syscall(&w, 9, 6, sargs, (int64_t)small);
+	for (uint64_t o = 0; o < MB(64); o += MB(2))
+		trace_write_fault(&w, big + o, 1, 0);
+	for (uint64_t o = 0; o < MB(1); o += PAGE)
+		trace_write_fault(&w, small + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	ASSERT_EQ(thpsim(NULL, "compare", trace, "--policy", "never=transparent_hugepage/enabled=never",
+			 "--policy", "always=transparent_hugepage/enabled=always", NULL), 0);
+	row = strstr(cli_out, "\nmmap >=32M ");
+	ASSERT(row && strstr(cli_out, "by kind of mapping"));
+	ASSERT_EQ(sscanf(row + 12, "%llu %llu %lld (%llu)", &never, &always, &extra, &huge), 4);
+	ASSERT_EQ(never, 32 * 4);
+	ASSERT_EQ(always, 32 * 2048);
+	ASSERT_EQ(extra, 32 * 2048 - 32 * 4);
+	ASSERT_EQ(huge, 32 * 2048);
+	row = strstr(cli_out, "\nmmap 256K-2M ");
+	ASSERT(row);
+	ASSERT_EQ(sscanf(row + 14, "%llu %llu %lld (%llu)", &sn, &sa, &sextra, &sh), 4);
+	ASSERT_EQ(sn, 1024);
+	ASSERT_EQ(sa, 1024);
+	ASSERT_EQ(sextra, 0);
+	ASSERT_EQ(sh, 0);
+	tdir_remove();
+}
+
 TEST(edges_cli_help_everywhere)
 {
 	static const char *const cmds[] = { "demo", "run", "kernel", "validate", "bench", "knobs",
