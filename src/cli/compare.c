@@ -443,6 +443,42 @@ static void print_kinds(struct policy *pol, int n)
 	}
 }
 
+/* The THP work each policy cost (measure_work.c): the rows any policy
+ * has, each a count and, where an event allocates, the kB. */
+static void print_work(struct policy *pol, int n)
+{
+	char name[48];
+	int any = 0;
+
+	for (int i = 0; i < REPLAY_NR_WORK; i++) {
+		int some = 0;
+
+		for (int k = 0; k < n; k++)
+			some |= pol[k].res.work[i].count != 0;
+		if (!some)
+			continue;
+		if (!any++) {
+			printf("\nthe THP work, per policy: count (kB allocated)\n%-28s", "");
+			for (int k = 0; k < n; k++)
+				printf(" %18.18s", pol[k].name);
+			printf("\n");
+		}
+		printf("%-28.28s", replay_work_name(i, name, sizeof(name)));
+		for (int k = 0; k < n; k++) {
+			const struct replay_work *w = &pol[k].res.work[i];
+			char cell[48];
+
+			if (w->kb_each && w->count)
+				snprintf(cell, sizeof(cell), "%" PRIu64 " (%" PRIu64 ")", w->count,
+					 w->count * w->kb_each);
+			else
+				snprintf(cell, sizeof(cell), "%" PRIu64, w->count);
+			printf(" %18s", cell);
+		}
+		printf("\n");
+	}
+}
+
 static void print_text(const char *path, struct policy *pol, int n)
 {
 	uint64_t base = peak_anon(&pol[0].res);
@@ -479,6 +515,7 @@ static void print_text(const char *path, struct policy *pol, int n)
 		       share(r->peak_meminfo_huge_kb, peak));
 	}
 	print_kinds(pol, n);
+	print_work(pol, n);
 	printf("\npolicies (over the recording machine's settings):\n");
 	for (int k = 0; k < n; k++)
 		printf("  %-16s %s\n", pol[k].name, pol[k].spec);

@@ -88,7 +88,8 @@ struct replay_measure {
 #define REPLAY_MEASURES(X) \
 	X(figures)         \
 	X(series)          \
-	X(mappings)
+	X(mappings)        \
+	X(work)
 
 #define REPLAY_MEASURE_DECLARE(name) extern const struct replay_measure measure_##name;
 REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)

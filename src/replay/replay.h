@@ -181,6 +181,43 @@ struct replay_opts {
 				     0: none */
 };
 
+/*
+ * The work a policy costs (measure_work.c): the kernel's own counters of
+ * THP work (/proc/vmstat, hugepages-<size>kB/stats/), each with the bytes
+ * one event allocates (zeroed or copied into), when it first and last
+ * happened, and the busiest interval between two samples of the series.
+ * Rows: REPLAY_WORK_VM's events, then anon_fault_alloc and
+ * anon_fault_fallback of each mTHP size below the PMD's (16 KiB to 1 MiB).
+ */
+#define REPLAY_WORK_VM(X)                                                                           \
+	X(thp_fault_alloc, 2048, "THPs allocated and zeroed at a fault")                            \
+	X(thp_fault_fallback, 0, "faults that could have had a THP and took 4 KiB pages")           \
+	X(thp_fault_fallback_charge, 0, "of those, for the memory cgroup's limit")                  \
+	X(thp_zero_page_alloc, 2048, "huge zero pages allocated and zeroed")                        \
+	X(thp_split_pmd, 0, "PMD mappings split into page tables (mprotect, munmap, COW, ...)")     \
+	X(thp_deferred_split_page, 0, "THPs queued to be split (partly unmapped)")                  \
+	X(thp_split_page, 0, "THPs split into pages")                                               \
+	X(thp_underused_split_page, 0, "THPs split by the underused-THP shrinker")                  \
+	X(thp_collapse_alloc, 2048, "THPs made by collapse (khugepaged, MADV_COLLAPSE), 2 MiB copied or zeroed") \
+	X(thp_collapse_alloc_failed, 0, "collapses that could not allocate a THP")
+#define REPLAY_WORK_VM_ENUM(name, kb, desc) REPLAY_WORK_##name,
+#define REPLAY_WORK_MTHP_ORDERS (THPS_MTHP_MAX_ORDER - THPS_MTHP_MIN_ORDER) /* 16K..1M */
+enum {
+	REPLAY_WORK_VM(REPLAY_WORK_VM_ENUM) REPLAY_WORK_MTHP,
+	REPLAY_NR_WORK = REPLAY_WORK_MTHP + 2 * REPLAY_WORK_MTHP_ORDERS
+};
+#undef REPLAY_WORK_VM_ENUM
+
+struct replay_work {
+	uint64_t count, kb_each;
+	uint64_t first_ns, last_ns;  /* the end of the interval it was first, last seen in */
+	uint64_t busiest, busiest_from_ns, busiest_to_ns; /* the most in one interval */
+};
+/* A row's name (the kernel's: "thp_split_pmd", "anon_fault_alloc 64kB")
+ * and what it counts. */
+const char *replay_work_name(int row, char *buf, size_t len);
+const char *replay_work_desc(int row);
+
 struct replay_result {
 	struct replay_mm **mms;  /* every address space, in the order they began */
 	int nmms, capmms;
@@ -204,6 +241,10 @@ struct replay_result {
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
 	/* hugepages-<size>kB/stats/ at the end, by order */
 	uint64_t mthp[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
+	/* the work the policy cost (measure_work.c) */
+	struct replay_work work[REPLAY_NR_WORK];
+	uint64_t work_seen[REPLAY_NR_WORK]; /* the counts at the last tick */
+	uint64_t work_seen_ns;
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t skips[REPLAY_NR_SKIPS];
 	double seconds;          /* wall time of the replay */

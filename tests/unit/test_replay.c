@@ -766,3 +766,54 @@ TEST(replay_mappings_follow_munmap_mremap_and_fork)
 	ASSERT_EQ(tmap(child, to)->final.anon_kb, 512 + 64 + 4);
 	assert_mappings_sum(child);
 }
+
+/* The work measure: the kernel's counters of THP work, with when they
+ * happened.  16 MiB with MADV_HUGEPAGE written once every 2 MiB at 1 s:
+ * 8 THPs, each zeroed at the fault (do_huge_pmd_anonymous_page,
+ * thp_fault_alloc); 300 writes to a 4 KiB-only mapping at 2 s carry the
+ * replay past its first sample (every 256 records), which closes the
+ * interval the THPs were made in; at 3 s munmap of 1 MiB inside the first
+ * THP splits its PMD (__split_huge_pmd: thp_split_pmd) and queues the
+ * folio for a deferred split (observed S9a: thp_deferred_split_page); the
+ * exit at 4 s ends the last interval. */
+TEST(replay_work_counts_and_when)
+{
+	const struct replay_work *alloc, *split;
+	const uint64_t B = A + (64ULL << 20);
+	char name[48];
+
+	tbegin("work");
+	tsys(9, (int64_t)A, 0, 16ULL << 20, RW, ANON_PRIVATE);
+	tsys(28, 0, A, 16ULL << 20, 14, 0);
+	tsys(9, (int64_t)B, 0, 2ULL << 20, RW, ANON_PRIVATE);
+	tsys(28, 0, B, 2ULL << 20, 15, 0); /* MADV_NOHUGEPAGE */
+	trace_write_time(&W, 1000000000ULL, 0);
+	tfaults(A, 16ULL << 20, HPAGE, 1);
+	trace_write_time(&W, 2000000000ULL, 0);
+	tfaults(B, 300 * PAGE, PAGE, 1);
+	trace_write_time(&W, 3000000000ULL, 0);
+	tsys(11, 0, A + (512 << 10), 1 << 20, 0, 0);
+	trace_write_time(&W, 4000000000ULL, 0);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	alloc = &R.work[REPLAY_WORK_thp_fault_alloc];
+	split = &R.work[REPLAY_WORK_thp_split_pmd];
+	ASSERT(!strcmp(replay_work_name(REPLAY_WORK_thp_split_pmd, name, sizeof(name)), "thp_split_pmd"));
+	ASSERT_EQ(alloc->count, 8);
+	ASSERT_EQ(alloc->count, R.vm[THPS_VM_thp_fault_alloc]);
+	ASSERT_EQ(alloc->count * alloc->kb_each, 16384);
+	ASSERT_EQ(alloc->first_ns, 2000000000ULL);
+	ASSERT_EQ(alloc->last_ns, 2000000000ULL);
+	ASSERT_EQ(alloc->busiest, 8);
+	ASSERT_EQ(alloc->busiest_from_ns, 0);
+	ASSERT_EQ(split->count, 1);
+	ASSERT_EQ(split->count, R.vm[THPS_VM_thp_split_pmd]);
+	ASSERT_EQ(split->first_ns, 4000000000ULL);
+	ASSERT_EQ(split->busiest_from_ns, 2000000000ULL);
+	ASSERT_EQ(R.work[REPLAY_WORK_thp_deferred_split_page].count, 1);
+	ASSERT_EQ(R.work[REPLAY_WORK_thp_collapse_alloc].count, 0);
+	/* the 64 KiB folios' row: none, as the trace's machine has them off */
+	ASSERT(!strcmp(replay_work_name(REPLAY_WORK_MTHP + 2 * (4 - THPS_MTHP_MIN_ORDER), name,
+					 sizeof(name)), "anon_fault_alloc 64kB"));
+	ASSERT_EQ(R.work[REPLAY_WORK_MTHP + 2 * (4 - THPS_MTHP_MIN_ORDER)].count, 0);
+}

@@ -22,7 +22,10 @@ on a host):
          run (the trace's KFIG records);
   asked  replay with the recording settings (madvise) vs a real run
          ("thpsim record --measure").
-and, for the same pair, attribution by mapping: each of the real run's
+the THP work of the real run (thp_fault_alloc, thp_fault_fallback,
+thp_split_pmd, thp_deferred_split_page over it) against the replay's work
+measure, each count within 3% or one event; and, for the same pair,
+attribution by mapping: each of the real run's
 anonymous VMAs of 1 MiB or more at exit against the model's VMAs over the
 same range (tools/validate/attribution.py; the guest runs with address
 randomisation off, so both runs have one layout), each VMA and figure one
@@ -183,6 +186,45 @@ def mthp_counts(sec, results):
                 continue
             rows.append({"name": name, "size_kB": size, "model": model, "kernel": kern,
                          "ok": bool(mthp_within(model, kern, size))})
+    return rows
+
+
+# The THP work of a program's real run (the guest's thp_ counters over it,
+# tools/kernels/init "work NAME") against the replay's work measure: the
+# counters that only the program's own faults and calls move.  Left out:
+# thp_zero_page_alloc (one huge zero page for the machine, which an earlier
+# program may have allocated), thp_collapse_alloc (khugepaged runs when the
+# scheduler lets it: the measure-runs notes), thp_split_page and
+# thp_underused_split_page (the shrinkers run under memory pressure).
+WORK_COMPARED = ("thp_fault_alloc", "thp_fault_fallback", "thp_split_pmd",
+                 "thp_deferred_split_page")
+
+
+def work_within(model, kernel):
+    """Event counts: within 3%, or one event."""
+    return abs(model - kernel) <= max(1, 0.03 * kernel)
+
+
+def work_counts(sec):
+    rows = []
+    for key in sec:
+        if not key.startswith("work "):
+            continue
+        name = key[len("work "):]
+        asked, err = load_json(sec, "replay-asked " + name)
+        if err:
+            continue
+        work = asked.get("work", {})
+        kern = dict(line.split()[:2] for line in sec[key][0].splitlines()
+                    if len(line.split()) >= 2)
+        for counter in WORK_COMPARED:
+            if counter not in kern or counter not in work:
+                continue
+            k, m = int(kern[counter]), work[counter]["count"]
+            if not k and not m:
+                continue
+            rows.append({"name": name, "counter": counter, "model": m, "kernel": k,
+                         "ok": bool(work_within(m, k))})
     return rows
 
 
@@ -350,6 +392,7 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
             k["skips"].append({"scenario": "program " + key[len("skip "):],
                                "reason": sec[key][0].strip()})
     k["mthp"] = mthp_counts(sec, results)
+    k["work"] = work_counts(sec)
     rows, problems, notes, k["attribution"] = programs(sec)
     k["series"], sproblems = series(sec)
     problems += sproblems
@@ -467,6 +510,9 @@ def main():
         mgood = sum(1 for x in k.get("mthp", []) if x["ok"])
         passed += mgood
         failed += len(k.get("mthp", [])) - mgood
+        wgood = sum(1 for x in k.get("work", []) if x["ok"])
+        passed += wgood
+        failed += len(k.get("work", [])) - wgood
         agood = sum(1 for x in k.get("attribution", []) if x["ok"])
         passed += agood
         failed += len(k.get("attribution", [])) - agood
@@ -517,6 +563,15 @@ def main():
                 p("  attrib   %-26s %-14s %-32s %-13s kernel %8d model %8d  OUTSIDE 3%% and 1 MiB%s"
                   % (x["name"], x["process"], x["vma"], x["figure"], x["kernel"], x["model"],
                      " (" + x["note"] + ")" if x["note"] else ""))
+        wk = k.get("work", [])
+        if wk:
+            p("  work     %d of %d THP work counts within 3%% or 1 event (%s over the real run "
+              "vs the replay's work)" % (sum(1 for x in wk if x["ok"]), len(wk),
+                                         ", ".join(WORK_COMPARED)))
+        for x in wk:
+            if not x["ok"]:
+                p("  work     %-26s %-24s model %8d kernel %8d  OUTSIDE 3%% and 1" % (
+                    x["name"], x["counter"], x["model"], x["kernel"]))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
                 x["name"], x["size_kB"], x["model"], x["kernel"],

@@ -27,7 +27,7 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None, host_always=None, vmas=None):
+          host=None, runs=None, host_always=None, vmas=None, work=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init); vmas: (the real run's
@@ -63,6 +63,9 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
         out += section("mthp prog", "64kB anon_fault_alloc %d\n2048kB anon_fault_alloc 0" % mthp[1])
     if skip:
         out += section("skip other", skip)
+    if work is not None:  # {counter: (model, kernel)}
+        asked["work"] = {c: {"count": mk[0]} for c, mk in work.items()}
+        out += section("work prog", "\n".join("%s %d" % (c, mk[1]) for c, mk in work.items()))
     out += section("replay-asked prog", json.dumps(asked))
     out += section("replay-off prog", json.dumps({"processes": []}))
     if done:
@@ -221,6 +224,24 @@ def attribution_by_vma_counts_each_figure(tmp):
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], vmas=(kern, model)), "-")])
     assert rc == 1, (rc, last)
     assert [x["ok"] for x in s[0]["attribution"]] == [True, False], s[0]["attribution"]
+    assert last == "kernels: 3 passed, 1 failed, 0 skipped", last
+
+
+@test
+def work_counts_compared(tmp):
+    # thp_zero_page_alloc is not compared (another program may have made the
+    # huge zero page); a count within one event passes, 3 splits against 5 not
+    work = {"thp_fault_alloc": (100, 102), "thp_split_pmd": (3, 3),
+            "thp_zero_page_alloc": (1, 0), "thp_deferred_split_page": (0, 0)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], work=work), "-")])
+    assert rc == 0, (rc, last)
+    assert [(x["counter"], x["ok"]) for x in s[0]["work"]] == [
+        ("thp_fault_alloc", True), ("thp_split_pmd", True)], s[0]["work"]
+    assert last == "kernels: 4 passed, 0 failed, 0 skipped", last
+    work["thp_split_pmd"] = (3, 5)
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], work=work), "-")])
+    assert rc == 1, (rc, last)
+    assert [x["ok"] for x in s[0]["work"]] == [True, False], s[0]["work"]
     assert last == "kernels: 3 passed, 1 failed, 0 skipped", last
 
 
