@@ -16,10 +16,10 @@
  * with "other" for memory in a VMA that no recorded call explains, sum
  * exactly to its Anonymous and AnonHugePages.  A stack grown below what
  * exec recorded (a GROWSDOWN VMA) is the stack's.  "final" is taken just before the address space ends;
- * "peak" at its highest Anonymous, taken again at a sample whenever the
- * Anonymous has grown by 1/64 since the last one (so the walks cost, in
- * all, about 64 walks of the largest size).  A mapping unmapped after it
- * held memory at a peak is kept, with when it went.
+ * "peak" at its highest Anonymous: taken before each call that frees
+ * memory when the Anonymous is above the last peak, and at the end
+ * (mappings_tick says when a sample takes it too).  A mapping unmapped
+ * after it held memory at a peak is kept, with when it went.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,68 +152,72 @@ static void add_stats(thps_proc *p, uint64_t start, uint64_t end, struct replay_
 	f->anon_huge_kb += st.anon_huge_kb;
 }
 
-/* The model's VMAs now, each with its figures, into mm->vmas. */
-static void take_vmas(struct replay_mm *mm, const struct vma_span *s)
+/* The figures of [start, end), inside one VMA, into the piece or "other"
+ * they belong to and, at the end, into the VMA's. */
+static void add_both(thps_proc *p, uint64_t start, uint64_t end, struct replay_map_figures *f,
+		     struct replay_map_figures *vma)
 {
-	struct replay_mappings *l = &mm->vmas;
+	struct replay_map_figures part = { 0 };
 
-	l->n = 0;
-	for (int v = 0; v < s->n && maps_grow(l); v++) {
-		struct replay_mapping *m = &l->v[l->n++];
-
-		*m = (struct replay_mapping){ .start = s->v[v][0], .end = s->v[v][1] };
-		add_stats(mm->proc, m->start, m->end, &m->final);
+	add_stats(p, start, end, &part);
+	f->anon_kb += part.anon_kb;
+	f->anon_huge_kb += part.anon_huge_kb;
+	if (vma) {
+		vma->anon_kb += part.anon_kb;
+		vma->anon_huge_kb += part.anon_huge_kb;
 	}
 }
 
 /* Every piece's figures now (in its "final"), and what lies in the VMAs
- * outside every piece into *other; at the end, the VMAs' too. */
+ * outside every piece into *other; with vmas (at the end), each VMA's
+ * figures into mm->vmas too.  One walk of each VMA: a piece that spans
+ * two VMAs is counted in each part. */
 static void take_figures(struct replay_mm *mm, struct replay_map_figures *other, int vmas)
 {
 	struct vma_span s = { 0 };
 
 	*other = (struct replay_map_figures){ 0 };
-	for (int k = 0; k < mm->maps.n; k++) {
+	for (int k = 0; k < mm->maps.n; k++)
 		mm->maps.v[k].final = (struct replay_map_figures){ 0 };
-		add_stats(mm->proc, mm->maps.v[k].start, mm->maps.v[k].end, &mm->maps.v[k].final);
-	}
-	/* the parts of the VMAs no piece covers */
 	thps_for_each_vma(mm->proc, collect_span, &s);
+	if (vmas)
+		mm->vmas.n = 0;
 	for (int v = 0; v < s.n; v++) {
 		uint64_t at = s.v[v][0], end = s.v[v][1];
+		struct replay_map_figures *vf = NULL;
 
+		if (vmas && maps_grow(&mm->vmas)) {
+			struct replay_mapping *e = &mm->vmas.v[mm->vmas.n++];
+
+			*e = (struct replay_mapping){ .start = at, .end = end };
+			vf = &e->final;
+		}
 		for (int k = maps_find(&mm->maps, at); k < mm->maps.n && mm->maps.v[k].start < end; k++) {
 			struct replay_mapping *m = &mm->maps.v[k];
 
 			if (m->start > at && m->kind == REPLAY_MAP_stack) {
 				/* the stack grew down (a GROWSDOWN VMA): its own */
-				add_stats(mm->proc, at, m->start, &m->final);
 				m->start = at;
 			} else if (m->start > at) {
-				add_stats(mm->proc, at, m->start, other);
+				add_both(mm->proc, at, m->start, other, vf);
+				at = m->start;
 			}
+			add_both(mm->proc, at, m->end < end ? m->end : end, &m->final, vf);
 			if (m->end > at)
 				at = m->end;
 		}
 		if (at < end)
-			add_stats(mm->proc, at, end, other);
+			add_both(mm->proc, at, end, other, vf);
 	}
-	if (vmas)
-		take_vmas(mm, &s);
 	free(s.v);
 }
 
-/* The pieces and their figures again, as the peak, when the Anonymous is
- * above the last peak's by more than last >> slack_shift (0: any). */
-static void take_peak(struct replay_mm *mm, uint64_t slack_shift)
+/* The pieces as they are now, with the figures take_figures put in them,
+ * kept as the peak view at Anonymous rss. */
+static void keep_as_peak(struct replay_mm *mm, uint64_t rss)
 {
 	struct replay_mappings *p = &mm->maps_at_peak;
-	uint64_t rss, last = mm->maps_peak_anon_kb;
 
-	thps_proc_usage(mm->proc, &rss, NULL);
-	if (!rss || rss <= last + (slack_shift ? last >> slack_shift : 0))
-		return;
-	take_figures(mm, &mm->other_peak, 0);
 	if (p->cap < mm->maps.n) {
 		struct replay_mapping *v = realloc(p->v, (size_t)mm->maps.n * sizeof(*v));
 
@@ -226,6 +230,19 @@ static void take_peak(struct replay_mm *mm, uint64_t slack_shift)
 		memcpy(p->v, mm->maps.v, (size_t)mm->maps.n * sizeof(*p->v));
 	p->n = mm->maps.n;
 	mm->maps_peak_anon_kb = rss;
+}
+
+/* The pieces and their figures again, as the peak, when the Anonymous is
+ * above the last peak's by more than last >> slack_shift (0: any). */
+static void take_peak(struct replay_mm *mm, uint64_t slack_shift)
+{
+	uint64_t rss, last = mm->maps_peak_anon_kb;
+
+	thps_proc_usage(mm->proc, &rss, NULL);
+	if (!rss || rss <= last + (slack_shift ? last >> slack_shift : 0))
+		return;
+	take_figures(mm, &mm->other_peak, 0);
+	keep_as_peak(mm, rss);
 }
 
 /* ---- the calls ---- */
@@ -412,9 +429,23 @@ static void build_report(struct replay_mm *mm)
 	free(t);
 }
 
+/*
+ * Between two calls that free memory, a process's Anonymous only grows,
+ * so the peak view taken before each such call (freeing) and at the end
+ * is exact; except where a shrinker took memory from a process without a
+ * call (the underused-THP shrinker, which frees zero-filled subpages of
+ * its THPs, Linux 6.12+, or the deferred-split one).  Once one has split
+ * a THP (thp_split_page), the samples take the view again whenever the
+ * Anonymous grew by 1/64, so the peak is within that.
+ */
 static void mappings_tick(struct replay *r, uint64_t idx)
 {
+	uint64_t vm[THPS_NR_VM_ITEMS];
+
 	(void)idx;
+	thps_vmstat(r->m, vm);
+	if (!vm[THPS_VM_thp_split_page])
+		return;
 	for (int i = 0; i < r->res->nmms; i++)
 		if (!r->res->mms[i]->ended)
 			take_peak(r->res->mms[i], 6);
@@ -422,9 +453,15 @@ static void mappings_tick(struct replay *r, uint64_t idx)
 
 static void mappings_mm_end(struct replay *r, struct replay_mm *mm)
 {
+	uint64_t rss;
+
 	(void)r;
-	take_peak(mm, 0);
 	take_figures(mm, &mm->other_final, 1);
+	thps_proc_usage(mm->proc, &rss, NULL);
+	if (rss && rss > mm->maps_peak_anon_kb) { /* the end is the peak */
+		keep_as_peak(mm, rss);
+		mm->other_peak = mm->other_final;
+	}
 	build_report(mm);
 }
 
