@@ -443,6 +443,70 @@ static void print_kinds(struct policy *pol, int n)
 	}
 }
 
+/* One policy's verdict: what it costs, what it buys, what work it does. */
+struct verdict {
+	int64_t extra_peak_kb, extra_final_kb;
+	double cover_peak, cover_mean;    /* % of the touched memory a PMD maps */
+	uint64_t zeroed_kb, splits, collapses, fallbacks;
+};
+
+/* The touched memory's share in PMD mappings, averaged over the trace's
+ * time (each sample holds until the next). */
+static double coverage_mean(const struct replay_coverage *c)
+{
+	double sum = 0, span = 0;
+
+	for (int i = 0; i + 1 < c->n; i++) {
+		double dt = (double)(c->p[i + 1].t_ns - c->p[i].t_ns);
+
+		if (!c->p[i].touched_kb || dt <= 0)
+			continue;
+		sum += dt * (double)c->p[i].touched_huge_kb / (double)c->p[i].touched_kb;
+		span += dt;
+	}
+	return span > 0 ? 100.0 * sum / span : 0.0;
+}
+
+static void verdict_of(const struct policy *pol, int k, struct verdict *v)
+{
+	const struct replay_result *r = &pol[k].res, *b = &pol[0].res;
+	struct replay_occupancy o;
+
+	replay_occupancy_sum(r, 1, &o);
+	v->extra_peak_kb = (int64_t)peak_anon(r) - (int64_t)peak_anon(b);
+	v->extra_final_kb = (int64_t)r->final_meminfo[THPS_MEM_AnonPages] -
+			    (int64_t)b->final_meminfo[THPS_MEM_AnonPages];
+	v->cover_peak = share(o.touched_huge_kb, o.touched_kb);
+	v->cover_mean = coverage_mean(&r->coverage);
+	v->zeroed_kb = 0;
+	for (int i = 0; i < REPLAY_NR_WORK; i++)
+		if (i != REPLAY_WORK_thp_collapse_alloc)
+			v->zeroed_kb += r->work[i].count * r->work[i].kb_each;
+	v->splits = r->work[REPLAY_WORK_thp_split_pmd].count + r->work[REPLAY_WORK_thp_split_page].count;
+	v->collapses = r->work[REPLAY_WORK_thp_collapse_alloc].count;
+	v->fallbacks = r->work[REPLAY_WORK_thp_fault_fallback].count;
+	for (int i = REPLAY_WORK_MTHP + 1; i < REPLAY_NR_WORK; i += 2)
+		v->fallbacks += r->work[i].count;
+}
+
+static void print_verdict(struct policy *pol, int n)
+{
+	printf("\nthe verdict, per policy: cost (extra Anon against %s), benefit (of the memory the "
+	       "program\ntouched, the share a PMD maps: at the peak, and over time), work (kB "
+	       "allocated at faults,\nsplits of PMDs and THPs, collapses, fallbacks)\n",
+	       pol[0].name);
+	printf("%-16s %12s %12s %9s %9s %12s %8s %9s %9s\n", "policy", "extra peak", "extra final",
+	       "cover pk", "cover avg", "zeroed kB", "splits", "collapses", "fallbacks");
+	for (int k = 0; k < n; k++) {
+		struct verdict v;
+
+		verdict_of(pol, k, &v);
+		printf("%-16.16s %12" PRId64 " %12" PRId64 " %8.1f%% %8.1f%% %12" PRIu64 " %8" PRIu64
+		       " %9" PRIu64 " %9" PRIu64 "\n", pol[k].name, v.extra_peak_kb, v.extra_final_kb,
+		       v.cover_peak, v.cover_mean, v.zeroed_kb, v.splits, v.collapses, v.fallbacks);
+	}
+}
+
 /* The THP work each policy cost (measure_work.c): the rows any policy
  * has, each a count and, where an event allocates, the kB. */
 static void print_work(struct policy *pol, int n)
@@ -514,6 +578,7 @@ static void print_text(const char *path, struct policy *pol, int n)
 		       base ? 100.0 * (double)extra / (double)base : 0.0,
 		       share(r->peak_meminfo_huge_kb, peak));
 	}
+	print_verdict(pol, n);
 	print_kinds(pol, n);
 	print_work(pol, n);
 	printf("\npolicies (over the recording machine's settings):\n");
@@ -561,6 +626,21 @@ static void print_json(const char *path, struct policy *pol, int n)
 		json_int(&j, "extra_kB", extra);
 		json_double(&j, "extra_pct", base ? 100.0 * (double)extra / (double)base : 0.0);
 		json_double(&j, "huge_share_pct", share(r->peak_meminfo_huge_kb, peak));
+		{
+			struct verdict v;
+
+			verdict_of(pol, k, &v);
+			json_begin_object(&j, "verdict");
+			json_int(&j, "extra_peak_kB", v.extra_peak_kb);
+			json_int(&j, "extra_final_kB", v.extra_final_kb);
+			json_double(&j, "touched_in_pmd_at_peak_pct", v.cover_peak);
+			json_double(&j, "touched_in_pmd_over_time_pct", v.cover_mean);
+			json_uint(&j, "allocated_at_faults_kB", v.zeroed_kb);
+			json_uint(&j, "splits", v.splits);
+			json_uint(&j, "collapses", v.collapses);
+			json_uint(&j, "fallbacks", v.fallbacks);
+			json_end_object(&j);
+		}
 		json_begin_object(&j, "replay");
 		replay_json_result(&j, r, 1);
 		json_end_object(&j);

@@ -17,6 +17,9 @@
  *              munmap, madvise), after the model made it
  *   fork       an address space was copied from its parent's (after the
  *              child's mm_begin)
+ *   touch      the program's first reads or writes of pages
+ *              [start, start + pages * 4096) of one, just before the model
+ *              takes them
  *   tick       a point of the series: idx is the sample's number on the
  *              schedule, or UINT64_MAX for a point outside it (a
  *              --sample-ms point, or before an address space ends)
@@ -69,6 +72,7 @@ struct replay_measure {
 	void (*freeing)(struct replay *r, struct replay_mm *mm);
 	void (*mapping)(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
 	void (*fork)(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
+	void (*touch)(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write);
 	void (*tick)(struct replay *r, uint64_t idx);
 	void (*mm_end)(struct replay *r, struct replay_mm *mm);
 	void (*trace_end)(struct replay *r);
@@ -89,7 +93,8 @@ struct replay_measure {
 	X(figures)         \
 	X(series)          \
 	X(mappings)        \
-	X(work)
+	X(work)            \
+	X(occupancy)
 
 #define REPLAY_MEASURE_DECLARE(name) extern const struct replay_measure measure_##name;
 REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)
@@ -101,6 +106,7 @@ void measures_mm_begin(struct replay *r, struct replay_mm *mm);
 void measures_freeing(struct replay *r, struct replay_mm *mm);
 void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
 void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
+void measures_touch(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write);
 void measures_tick(struct replay *r, uint64_t idx);
 void measures_mm_end(struct replay *r, struct replay_mm *mm);
 void measures_trace_end(struct replay *r);

@@ -245,6 +245,13 @@ static void take_peak(struct replay_mm *mm, uint64_t slack_shift)
 	keep_as_peak(mm, rss);
 }
 
+int replay_kind_at(const struct replay_mm *mm, uint64_t addr)
+{
+	int i = maps_find(&mm->maps, addr);
+
+	return i < mm->maps.n && mm->maps.v[i].start <= addr ? mm->maps.v[i].kind : REPLAY_MAP_other;
+}
+
 /* ---- the calls ---- */
 static int kind_of_mmap(uint64_t len, int flags)
 {

@@ -41,6 +41,11 @@ void measures_mapping(struct replay *r, struct replay_mm *mm, const struct repla
 	EACH(mapping, r, mm, e);
 }
 
+void measures_touch(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write)
+{
+	EACH(touch, r, mm, start, pages, write);
+}
+
 void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child)
 {
 	EACH(fork, r, parent, child);

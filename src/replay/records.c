@@ -169,6 +169,8 @@ void replay_run_flush(struct replay *r)
 {
 	struct replay_mm *mm = r->run.mm;
 
+	if (r->run.n)
+		measures_touch(r, mm, r->run.start, r->run.n, r->run.write);
 	while (r->run.n) {
 		struct thps_touch t = { .addr = r->run.start, .len = r->run.n << 12, .step = 4096,
 					.op = r->run.write ? THPS_TOUCH_DIRTY : THPS_TOUCH_READ,

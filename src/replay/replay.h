@@ -46,6 +46,17 @@ struct replay_point {
 	uint64_t anon_pages_kb, mem_anon_huge_kb;
 };
 
+/* The coverage over time (measure_occupancy.c): at each sample, the pages
+ * the live processes touched and still map, and of them those a PMD maps. */
+struct replay_coverage_point {
+	uint64_t t_ns, idx;
+	uint64_t touched_kb, touched_huge_kb;
+};
+struct replay_coverage {
+	struct replay_coverage_point *p;
+	int n, cap;
+};
+
 struct replay_series {
 	struct replay_point *p;
 	int n, cap;
@@ -117,6 +128,26 @@ struct replay_mappings {
 
 /* One address space: a process from its exec (or fork) to its exit (or
  * next exec). */
+/*
+ * Occupancy of the 2 MiB ranges (measure_occupancy.c): of each 2 MiB-aligned
+ * range of an address space, how many of its 512 pages the program has
+ * touched (read or written) and written, while they stay mapped (unmapped,
+ * MADV_DONTNEED: forgotten).  The number that decides what a THP there
+ * costs (512 pages for the touched ones), whether khugepaged collapses it
+ * (max_ptes_none) and whether the underused-THP shrinker splits it.
+ * Histograms of ranges by that number, in REPLAY_OCC_BUCKETS buckets of 64
+ * (1-64, ..., 449-511) and one for all 512, by the kind of the mapping at
+ * the range's first touched page; with the touched and written kB and, of
+ * the touched, how much a PMD maps (a THP or the huge zero page: the
+ * coverage of what the program touched).
+ */
+#define REPLAY_OCC_BUCKETS 9
+struct replay_occupancy {
+	uint64_t ranges[REPLAY_NR_MAP_KINDS][2][REPLAY_OCC_BUCKETS]; /* [kind][written][bucket] */
+	uint64_t touched_kb, written_kb, touched_huge_kb;
+};
+struct occ_ranges;
+
 struct replay_mm {
 	int pid;
 	char name[64];
@@ -159,6 +190,11 @@ struct replay_mm {
 	uint32_t maps_next_id;
 	struct replay_map_figures other_final, other_peak; /* what no mapping explains */
 	uint64_t maps_peak_anon_kb; /* the Anonymous at the last peak taken */
+	/* occupancy (measure_occupancy.c): the pages the program touched and
+	 * wrote, by 2 MiB range, while they stay mapped; the histograms at
+	 * the end and when most pages were touched */
+	struct occ_ranges *occ;
+	struct replay_occupancy occ_final, occ_peak;
 };
 
 struct replay_opts {
@@ -241,6 +277,7 @@ struct replay_result {
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */
 	/* hugepages-<size>kB/stats/ at the end, by order */
 	uint64_t mthp[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
+	struct replay_coverage coverage; /* measure_occupancy.c */
 	/* the work the policy cost (measure_work.c) */
 	struct replay_work work[REPLAY_NR_WORK];
 	uint64_t work_seen[REPLAY_NR_WORK]; /* the counts at the last tick */
@@ -279,6 +316,13 @@ void replay_result_free(struct replay_result *res);
 void replay_measures_json_mm(struct json *j, const struct replay_mm *mm);
 void replay_measures_json(struct json *j, const struct replay_result *res);
 void replay_measures_text(FILE *f, const struct replay_result *res);
+
+/* The kind of the mapping at addr in mm now (REPLAY_MAP_other where no
+ * recorded call made one), from the mappings measure. */
+int replay_kind_at(const struct replay_mm *mm, uint64_t addr);
+/* The occupancy of every address space summed (at each one's end, or at
+ * each one's peak). */
+void replay_occupancy_sum(const struct replay_result *res, int peak, struct replay_occupancy *out);
 
 /* Attribution by mapping, rolled up by kind over every address space
  * (measure_mappings.c): final figures each taken at its address space's

@@ -148,8 +148,12 @@ static long long json_next_uint(const char **at, const char *name)
 
 /* record --measure lists each process's VMAs with anonymous memory as
  * /proc/PID/smaps has them at its exit: summed, they are the process's
- * smaps_rollup figures (the kernel's smaps_rollup is that sum), and the
- * program's 32 MiB buffer is one of them. */
+ * smaps_rollup figures (the kernel's smaps_rollup is that sum; read a
+ * moment apart, within 1 MiB: on Debian's 6.1 guest this test once saw
+ * 120 kB summed against 96 kB rolled up, every program run there exact),
+ * and the program's 32 MiB buffer is one of them, with the 16 pages it
+ * wrote at least (how much more depends on the kernel: THPs, or the huge
+ * zero page split on the write, 5.8-6.12). */
 TEST(record_measure_lists_the_vmas_that_sum_to_the_rollup)
 {
 	char cmd[512], *argv[] = { "/bin/sh", "-c", cmd, NULL };
@@ -185,12 +189,13 @@ TEST(record_measure_lists_the_vmas_that_sum_to_the_rollup)
 
 		sum_anon += v = json_next_uint(&at, "Anonymous");
 		sum_huge += json_next_uint(&at, "AnonHugePages");
-		if (end - start >= (32LL << 20) && v >= 32768)
+		if (end - start >= (32LL << 20) && v >= 16 * 4)
 			big++;
 	}
 	ASSERT(n >= 3);
-	ASSERT_EQ(sum_anon, anon);
-	ASSERT_EQ(sum_huge, huge);
+	if (llabs(sum_anon - anon) > 1024 || llabs(sum_huge - huge) > 1024)
+		test_fail(__FILE__, __LINE__, "the VMAs sum to Anonymous %lld, AnonHugePages %lld kB; "
+			  "smaps_rollup said %lld, %lld:\n%s", sum_anon, sum_huge, anon, huge, vmas);
 	ASSERT_EQ(big, 1);
 	ASSERT(strstr(vmas, "\"name\": \"[stack]\""));
 }

@@ -817,3 +817,62 @@ TEST(replay_work_counts_and_when)
 					 sizeof(name)), "anon_fault_alloc 64kB"));
 	ASSERT_EQ(R.work[REPLAY_WORK_MTHP + 2 * (4 - THPS_MTHP_MIN_ORDER)].count, 0);
 }
+
+/* Occupancy: 8 MiB mmap'd, the first 4 MiB with MADV_HUGEPAGE.  Range 0:
+ * all 512 pages written; range 1: 100 pages read; range 2: one page
+ * written, then unmapped (forgotten); range 3: 300 pages written, then
+ * MADV_DONTNEED of 100 of them (forgotten).  A forked child starts with
+ * its parent's.  Which ranges a PMD maps under madvise: 0 (a write fault
+ * in a MADV_HUGEPAGE range: do_huge_pmd_anonymous_page allocates a THP)
+ * and 1 (a read fault there: the huge zero page, or a THP where there is
+ * no zero page, both PMD-mapped); range 3 has no advice; under never, none. */
+static void occupancy_trace(void)
+{
+	tsys(9, (int64_t)A, 0, 8ULL << 20, RW, ANON_PRIVATE);
+	tsys(28, 0, A, 4ULL << 20, 14, 0);
+	tfaults(A, HPAGE, PAGE, 1);
+	tfaults(A + HPAGE, 100 * PAGE, PAGE, 0);
+	tfaults(A + 2 * HPAGE, PAGE, PAGE, 1);
+	tfaults(A + 3 * HPAGE, 300 * PAGE, PAGE, 1);
+	tsys(11, 0, A + 2 * HPAGE, HPAGE, 0, 0);
+	tsys(28, 0, A + 3 * HPAGE, 100 * PAGE, 4, 0);
+	trace_write_fork(&W, PID + 1, 0x1200011);
+	trace_write_proc(&W, PID + 1);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+}
+
+TEST(replay_occupancy_of_the_2m_ranges)
+{
+	const struct replay_occupancy *o;
+	const int K = REPLAY_MAP_mmap_large;
+
+	tbegin("occ");
+	occupancy_trace();
+	keep_trace = 1;
+	treplay(NULL); /* the trace's machine: madvise */
+	o = &tmm(PID, 0)->occ_final;
+	ASSERT_EQ(o->ranges[K][0][8], 1);              /* range 0: 512 */
+	ASSERT_EQ(o->ranges[K][0][1], 1);              /* range 1: 100, in 65-128 */
+	ASSERT_EQ(o->ranges[K][0][3], 1);              /* range 3: 200, in 193-256 */
+	ASSERT_EQ(o->ranges[K][1][8], 1);              /* written: range 0 ... */
+	ASSERT_EQ(o->ranges[K][1][3], 1);              /* ... and range 3 */
+	ASSERT_EQ(o->ranges[K][1][1], 0);              /* range 1 was only read */
+	ASSERT_EQ(o->touched_kb, (512 + 100 + 200) * 4);
+	ASSERT_EQ(o->written_kb, (512 + 200) * 4);
+	ASSERT_EQ(o->touched_huge_kb, (512 + 100) * 4);
+	/* the child: its parent's pages, as they were at the fork */
+	ASSERT_EQ(tmm(PID + 1, 0)->occ_final.touched_kb, (512 + 100 + 200) * 4);
+	ASSERT_EQ(tmm(PID + 1, 0)->occ_final.ranges[K][0][8], 1);
+	/* the peak view: before the munmap, with range 2's page and range 3 whole */
+	o = &tmm(PID, 0)->occ_peak;
+	ASSERT_EQ(o->touched_kb, (512 + 100 + 1 + 300) * 4);
+	ASSERT_EQ(o->ranges[K][0][0], 1);              /* range 2: 1 page */
+	ASSERT_EQ(o->ranges[K][0][4], 1);              /* range 3: 300, in 257-320 */
+	/* under never the same pages, none of them in a PMD mapping */
+	treplay_again("transparent_hugepage/enabled=never");
+	ASSERT_EQ(tmm(PID, 0)->occ_final.touched_kb, (512 + 100 + 200) * 4);
+	ASSERT_EQ(tmm(PID, 0)->occ_final.touched_huge_kb, 0);
+	ASSERT_LE(1, R.coverage.n);
+}
