@@ -78,6 +78,64 @@ static int write_bench_trace(const char *path, uint64_t mib, int rounds, int wri
 	return trace_writer_close(&w);
 }
 
+/*
+ * A program of many small mappings and processes, the measures' worst
+ * case (each call that frees memory, each mapping and each exit is work
+ * for them): 8 processes, each forked by the last, each doing 200 rounds
+ * of an anonymous mmap of 256 KiB written whole, the munmap of the one
+ * two rounds before, and every 4th round 128 KiB more brk heap written
+ * and MADV_DONTNEED of half the newest mapping.
+ */
+static int write_churn_trace(const char *path, uint64_t *records)
+{
+	struct trace_writer w;
+	struct trace_header h = { 0 };
+	const uint64_t heap = 0x555555a00000ULL, len = 256 << 10;
+	uint64_t brk = heap, t_ns = 0, next = 0x7f0000000000ULL, addr[200];
+	int err;
+
+	trace_header_add(&h, "transparent_hugepage/enabled", "madvise");
+	err = trace_writer_open(&w, path, &h);
+	if (err)
+		return err;
+	trace_write_proc(&w, 1);
+	trace_write_exec(&w, "/bench", heap, heap, 8 << 20);
+	for (int p = 0; p < 8; p++) {
+		for (int r = 0; r < 200; r++) {
+			uint64_t a[6] = { 0, len, 3, 0x22, (uint64_t)-1, 0 };
+
+			addr[r] = next;
+			next += len + 4096;
+			trace_write_syscall(&w, 9, 6, a, (int64_t)addr[r]);
+			for (uint64_t o = 0; o < len; o += 4096) {
+				trace_write_time(&w, t_ns += 1000, 100000);
+				trace_write_fault(&w, addr[r] + o, 1, 0);
+			}
+			if (r >= 2) {
+				uint64_t u[6] = { addr[r - 2], len, 0, 0, 0, 0 };
+
+				trace_write_syscall(&w, 11, 2, u, 0);
+			}
+			if (r % 4 == 3) {
+				uint64_t b[6] = { brk + (128 << 10), 0, 0, 0, 0, 0 };
+				uint64_t d[6] = { addr[r], len / 2, 4, 0, 0, 0 };
+
+				trace_write_syscall(&w, 12, 1, b, (int64_t)(brk + (128 << 10)));
+				for (uint64_t o = 0; o < (128 << 10); o += 4096)
+					trace_write_fault(&w, brk + o, 1, 0);
+				brk += 128 << 10;
+				trace_write_syscall(&w, 28, 3, d, 0);
+			}
+		}
+		trace_write_fork(&w, p + 2, 0x1200011);
+		trace_write_exit(&w, 0);
+		trace_write_proc(&w, p + 2);
+	}
+	trace_write_exit(&w, 0);
+	*records = w.nrecords + 1;
+	return trace_writer_close(&w);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -95,6 +153,7 @@ static int cmp_double(const void *a, const void *b)
 #define REPLAY_GOAL 20e6 /* records per second on one core */
 #define KHUG_GOAL 0.8    /* replay speed, khugepaged on over off */
 #define MTHP_GOAL 0.8    /* replay speed, 64 KiB folios on over off */
+#define MEASURES_GOAL 0.7 /* replay speed, every measure over figures and series alone */
 
 /* What one replay runs under: transparent_hugepage/enabled, one more knob
  * (or none), khugepaged off. */
@@ -102,6 +161,7 @@ struct replay_cfg {
 	const char *enabled;
 	const char *knob, *value;
 	int no_khugepaged;
+	int figures_only;  /* the figures and series measures alone */
 };
 
 static double replay_once(const char *path, const struct replay_cfg *c, uint64_t *records,
@@ -117,6 +177,7 @@ static double replay_once(const char *path, const struct replay_cfg *c, uint64_t
 		knob_sets_add_pair(&o.knobs, c->knob, c->value);
 	o.ram_bytes = 4ULL << 30;
 	o.no_khugepaged = c->no_khugepaged;
+	o.figures_only = c->figures_only;
 	c0 = bench_thread_cpu();
 	w0 = bench_now();
 	if (replay_run(path, &o, &res, err, sizeof(err))) {
@@ -161,8 +222,8 @@ static void ratio_in_turns(const char *path, const struct replay_cfg *a,
 static void khug_ratio(const char *path, double *on, double *off, double *ratio,
 		       uint64_t *wakeups)
 {
-	static const struct replay_cfg on_cfg = { "always", NULL, NULL, 0 },
-					off_cfg = { "always", NULL, NULL, 1 };
+	static const struct replay_cfg on_cfg = { "always", NULL, NULL, 0, 0 },
+					off_cfg = { "always", NULL, NULL, 1, 0 };
 
 	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, wakeups);
 }
@@ -172,15 +233,24 @@ static void mthp_ratio(const char *path, double *on, double *off, double *ratio)
 {
 	static const struct replay_cfg on_cfg = { "never",
 						  "transparent_hugepage/hugepages-64kB/enabled",
-						  "always", 0 },
-					off_cfg = { "never", NULL, NULL, 0 };
+						  "always", 0, 0 },
+					off_cfg = { "never", NULL, NULL, 0, 0 };
 
 	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, NULL);
 }
 
+/* THP always, every measure against the figures and series alone. */
+static void measures_ratio(const char *path, double *all, double *figs, double *ratio)
+{
+	static const struct replay_cfg all_cfg = { "always", NULL, NULL, 0, 0 },
+					figs_cfg = { "always", NULL, NULL, 0, 1 };
+
+	ratio_in_turns(path, &all_cfg, &figs_cfg, all, figs, ratio, NULL);
+}
+
 static void replay_rate(const char *path, const char *enabled, uint64_t *records, double r[2])
 {
-	const struct replay_cfg c = { enabled, NULL, NULL, 0 };
+	const struct replay_cfg c = { enabled, NULL, NULL, 0, 0 };
 	double cpu[REPLAY_RUNS], wall[REPLAY_RUNS];
 
 	r[0] = r[1] = 0;
@@ -273,7 +343,10 @@ void bench_record_collect(struct bench_record *b)
 		khug_ratio(trace, &b->khug_on[1], &b->khug_off[1], &b->khug_ratio[1],
 			   &b->khug_wakeups[1]);
 		mthp_ratio(trace, &b->mthp_on[1], &b->mthp_off[1], &b->mthp_ratio[1]);
+		measures_ratio(trace, &b->meas_all[0], &b->meas_figs[0], &b->meas_ratio[0]);
 	}
+	if (write_churn_trace(trace, &recs) == 0)
+		measures_ratio(trace, &b->meas_all[1], &b->meas_figs[1], &b->meas_ratio[1]);
 	if (write_bench_trace(trace, 128, 8, 1, &recs) == 0) {
 		replay_rate(trace, "never", &b->replay_reuse_records, b->replay_reuse_never);
 		replay_rate(trace, "always", &recs, b->replay_reuse_always);
@@ -402,6 +475,17 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		json_double(j, "khugepaged_goal_ratio", KHUG_GOAL);
 		ratio_json(j, "mthp_64k_on_vs_off", b->mthp_on, b->mthp_off, b->mthp_ratio, NULL);
 		json_double(j, "mthp_goal_ratio", MTHP_GOAL);
+		json_begin_array(j, "measures_all_vs_figures");
+		for (int t = 0; t < 2; t++) {
+			json_begin_object(j, NULL);
+			json_string(j, "trace", t ? "churn_8_processes" : "read_write");
+			json_double(j, "records_per_s_all", b->meas_all[t]);
+			json_double(j, "records_per_s_figures", b->meas_figs[t]);
+			json_double(j, "ratio", b->meas_ratio[t]);
+			json_end_object(j);
+		}
+		json_end_array(j);
+		json_double(j, "measures_goal_ratio", MEASURES_GOAL);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
 		if (!b->record_ran) {
@@ -447,6 +531,13 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 	printf("64 KiB folios (hugepages-64kB/enabled=always, THP never for 2 MiB): speed with them\n"
 	       "on over off, in turns, median of %d ('<': below %.1fx):\n", REPLAY_RUNS, MTHP_GOAL);
 	ratio_lines(b->mthp_on, b->mthp_off, b->mthp_ratio, NULL, MTHP_GOAL);
+	printf("the measures (attribution by mapping, work, occupancy and coverage), THP always:\n"
+	       "speed with every measure over the figures and series alone, in turns, median of %d\n"
+	       "('<': below %.1fx):\n", REPLAY_RUNS, MEASURES_GOAL);
+	for (int t = 0; t < 2; t++)
+		printf("  %-18s all %6.1f M/s  figures %6.1f M/s  %.2fx %s\n",
+		       t ? "8 processes churn" : "reads then writes", b->meas_all[t] / 1e6,
+		       b->meas_figs[t] / 1e6, b->meas_ratio[t], b->meas_ratio[t] >= MEASURES_GOAL ? "" : "<");
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {
 		printf("  skipped: %s\n", b->record_skipped[0] ? b->record_skipped : "a run failed");

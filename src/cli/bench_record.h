@@ -21,6 +21,9 @@ struct bench_record {
 	uint64_t khug_wakeups[3];
 	/* the PMD size off, 64 KiB folios on over off */
 	double mthp_ratio[3], mthp_on[3], mthp_off[3];
+	/* THP always, every measure over the figures and series alone: the
+	 * read-and-write trace and a churn of small mappings in 8 processes */
+	double meas_ratio[2], meas_all[2], meas_figs[2];
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */

@@ -20,8 +20,11 @@
 #include "util/json.h"
 
 static const char usage_text[] =
-	"usage: thpsim replay TRACE [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
-	"[--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] [--as-recorded]";
+	"usage: thpsim replay TRACE [TRACE]... [--set KNOB=VALUE]... [--format text|json|csv] "
+	"[--ram GiB] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
+	"[--as-recorded]\n"
+	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
+	"  under the same settings: their figures' lowest, median and highest, and each one's.";
 
 int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 			struct replay_opts *o, uint64_t *ram_gib)
@@ -467,6 +470,8 @@ int cmd_replay(int argc, char **argv)
 	struct knob_sets sets = { 0 };
 	struct replay_opts o = { .progress = 1 };
 	const char *path = NULL, *format = "text";
+	char *paths[REPLAY_MANY_MAX];
+	int npaths = 0;
 	uint64_t ram_gib = 0;
 	char err[1024];
 	int e;
@@ -488,15 +493,20 @@ int cmd_replay(int argc, char **argv)
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
 			return cli_bad_option("replay", argv[i], usage_text);
-		} else if (!path) {
-			path = argv[i];
+		} else if (npaths < REPLAY_MANY_MAX) {
+			paths[npaths++] = argv[i];
+			path = paths[0];
 		} else {
-			return cli_usage("replay: one TRACE at a time\n%s", usage_text);
+			return cli_usage("replay: at most %d TRACEs\n%s", REPLAY_MANY_MAX, usage_text);
 		}
 	}
 	if (!path)
 		return cli_usage("replay: no TRACE\n%s", usage_text);
 	replay_opts_add_sets(&o, &sets);
+	if (npaths > 1) {
+		o.progress = 0;
+		return replay_many(paths, npaths, &o, format);
+	}
 	e = replay_run(path, &o, &res, err, sizeof(err));
 	if (e) {
 		msg_error(0, "replay: %s", err);

@@ -30,6 +30,10 @@ void replay_print_partial(FILE *f, const struct replay_result *res);
 /* When faults found no simulated memory, a warning (label: the policy);
  * returns 1 then. */
 int replay_print_oom(FILE *f, const struct replay_result *res, const char *label);
+/* Several recordings of one command under the same options: the spread
+ * of their figures in format (replay_many.c); the exit status. */
+#define REPLAY_MANY_MAX 256
+int replay_many(char **paths, int n, const struct replay_opts *o, const char *format);
 /* The result's members (the caller has opened the object). */
 void replay_json_result(struct json *j, const struct replay_result *res, int with_series);
 

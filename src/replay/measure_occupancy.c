@@ -15,7 +15,7 @@
  *
  * The histograms are taken at the end of each address space and, as the
  * mappings measure does for its peak, before each call that frees memory
- * when more pages are touched than at the last such view.  The coverage
+ * when more pages are touched than at the last such view by over 1/64.  The coverage
  * over time, at each sample of the series: the touched pages of the live
  * address spaces, and those in ranges a PMD maps (a THP, or the huge zero
  * page for pages only read).
@@ -320,11 +320,12 @@ static void occ_mapping(struct replay *r, struct replay_mm *mm, const struct rep
 	}
 }
 
-/* Memory is about to go: the peak view, if more is touched than at the last. */
+/* Memory is about to go: the peak view, if more is touched than at the
+ * last by over 1/64 (as the mappings measure takes its own). */
 static void occ_freeing(struct replay *r, struct replay_mm *mm)
 {
 	(void)r;
-	if (mm->occ && mm->occ->touched > mm->occ->peak_touched) {
+	if (mm->occ && mm->occ->touched > mm->occ->peak_touched + (mm->occ->peak_touched >> 6)) {
 		occ_histogram(mm, &mm->occ_peak);
 		mm->occ->peak_touched = mm->occ->touched;
 	}

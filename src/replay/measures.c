@@ -21,54 +21,67 @@ static const struct replay_measure *const measures[] = { REPLAY_MEASURES(REPLAY_
 				measures[i_]->cb(__VA_ARGS__);   \
 	} while (0)
 
+/* The same during a replay (r the first argument): with --figures-only
+ * (replay_opts.figures_only, for thpsim bench), the figures and the
+ * series alone, the measures a replay had before the others. */
+#define EACH_R(cb, r, ...)                                                       \
+	do {                                                                     \
+		size_t n_ = (r)->o->figures_only ? 2 : NR_MEASURES;              \
+		for (size_t i_ = 0; i_ < n_; i_++)                               \
+			if (measures[i_]->cb)                                    \
+				measures[i_]->cb(r, ##__VA_ARGS__);              \
+	} while (0)
+
+_Static_assert(sizeof(measures) / sizeof(measures[0]) >= 2, "figures and series come first");
+
 void measures_begin(struct replay *r)
 {
-	EACH(begin, r);
+	EACH_R(begin, r);
 }
 
 void measures_mm_begin(struct replay *r, struct replay_mm *mm)
 {
-	EACH(mm_begin, r, mm);
+	EACH_R(mm_begin, r, mm);
 }
 
 void measures_freeing(struct replay *r, struct replay_mm *mm)
 {
-	EACH(freeing, r, mm);
+	EACH_R(freeing, r, mm);
 }
 
 void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e)
 {
-	EACH(mapping, r, mm, e);
+	EACH_R(mapping, r, mm, e);
 }
 
 void measures_touch(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write)
 {
-	EACH(touch, r, mm, start, pages, write);
+	EACH_R(touch, r, mm, start, pages, write);
 }
 
 void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child)
 {
-	EACH(fork, r, parent, child);
+	EACH_R(fork, r, parent, child);
 }
 
 void measures_tick(struct replay *r, uint64_t idx)
 {
-	EACH(tick, r, idx);
+	EACH_R(tick, r, idx);
 }
 
 void measures_mm_end(struct replay *r, struct replay_mm *mm)
 {
-	EACH(mm_end, r, mm);
+	EACH_R(mm_end, r, mm);
 }
 
 void measures_trace_end(struct replay *r)
 {
-	EACH(trace_end, r);
+	EACH_R(trace_end, r);
 }
 
 void measures_finish(struct replay *r)
 {
-	EACH(finish, r);
+	EACH_R(finish, r);
 }
 
 void measures_mm_free(struct replay_mm *mm)

@@ -212,6 +212,8 @@ struct replay_opts {
 	int thp_disabled;        /* --as-recorded: every process under PR_SET_THP_DISABLE,
 				    as the recorder ran them (no THP, MADV_COLLAPSE
 				    fails) */
+	int figures_only;         /* the figures and series measures alone (thpsim bench
+				     times the others against them) */
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */

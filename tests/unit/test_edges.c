@@ -709,6 +709,59 @@ TEST(edges_compare_says_which_kind_of_mapping_the_extra_is_in)
 	tdir_remove();
 }
 
+/* A trace of "prog": a 64 MiB mmap at addr, a write every 2 MiB from it. */
+static void thp_trace(const char *path, const char *command, uint64_t addr)
+{
+	uint64_t args[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+
+	ASSERT_OK(trace_header_add(&h, "command", command));
+	ASSERT_OK(trace_writer_open(&w, path, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)addr);
+	for (uint64_t o = 0; o < MB(64); o += MB(2))
+		trace_write_fault(&w, addr + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+}
+
+/* Several recordings of one command: the spread of their figures.  Two
+ * runs of the same program whose 64 MiB mapping landed 2 MiB-aligned in
+ * one and 1 MiB off in the other: under always the first's 32 writes each
+ * fault a THP, the second's only the 31 whose 2 MiB range lies inside
+ * the mapping (do_huge_pmd_anonymous_page falls back at the edges).
+ * Traces of two commands are refused, with nothing printed. */
+TEST(edges_replay_several_recordings_gives_the_spread)
+{
+	char a[256], b[256], c[256], *row;
+	unsigned long long lo, med, hi, v1, v2;
+
+	tdir("many");
+	snprintf(a, sizeof(a), "%s/a.trace", dir);
+	snprintf(b, sizeof(b), "%s/b.trace", dir);
+	snprintf(c, sizeof(c), "%s/c.trace", dir);
+	thp_trace(a, "prog", 0x7f0000000000ULL);
+	thp_trace(b, "prog", 0x7f0000100000ULL);
+	thp_trace(c, "other", 0x7f0000000000ULL);
+	ASSERT_EQ(thpsim(NULL, "replay", a, b, "--set", "transparent_hugepage/enabled=always", NULL), 0);
+	row = strstr(cli_out, "\nthp_fault_alloc ");
+	ASSERT(row && strstr(cli_out, "2 recordings of prog"));
+	ASSERT_EQ(sscanf(row + 17, "%llu %llu %llu %llu %llu", &lo, &med, &hi, &v1, &v2), 5);
+	ASSERT_EQ(v1, 32);
+	ASSERT_EQ(v2, 31);
+	ASSERT_EQ(lo, 31);
+	ASSERT_EQ(med, 31);
+	ASSERT_EQ(hi, 32);
+	ASSERT_EQ(thpsim(NULL, "replay", a, c, NULL), 2);
+	ASSERT(!cli_out[0]);
+	ASSERT(strstr(cli_err, "several traces must be runs of one command"));
+	ASSERT_EQ(thpsim(NULL, "replay", a, b, "--format", "json", NULL), 0);
+	ASSERT(strstr(cli_out, "\"spread\"") && strstr(cli_out, "\"replays\""));
+	tdir_remove();
+}
+
 TEST(edges_cli_help_everywhere)
 {
 	static const char *const cmds[] = { "demo", "run", "kernel", "validate", "bench", "knobs",

@@ -649,7 +649,10 @@ static void assert_mappings_sum(const struct replay_mm *mm)
 	ASSERT_EQ(anon, mm->final[THPS_PROC_Anonymous]);
 	ASSERT_EQ(huge, mm->final[THPS_PROC_AnonHugePages]);
 	ASSERT_EQ(peak, mm->maps_peak_anon_kb);
-	ASSERT_EQ(mm->maps_peak_anon_kb, mm->final[THPS_PROC_VmHWM]); /* exact here: no shrinker */
+	/* the view is taken within 1/64 of the peak (measure_mappings.c,
+	 * mappings_freeing); no shrinker here */
+	ASSERT_LE(mm->maps_peak_anon_kb, mm->final[THPS_PROC_VmHWM]);
+	ASSERT_LE(mm->final[THPS_PROC_VmHWM] - mm->final[THPS_PROC_VmHWM] / 64, mm->maps_peak_anon_kb);
 }
 
 /* Two mmaps the kernel merges into one VMA (the second right above the
