@@ -3,15 +3,18 @@
  * exit status; the recorder itself is a library call (src/record,
  * record_run).
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "record/record.h"
 
 static const char usage_text[] =
 	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q]\n"
+	"                     [--runs N]\n"
 	"                     -- COMMAND [ARG]...\n"
 	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
 	"                     -- COMMAND [ARG]...\n"
@@ -28,6 +31,11 @@ static const char usage_text[] =
 	"               that its mappings land at the same addresses on every run; the\n"
 	"               trace header (aslr=) and the --measure JSON say whether it was on\n"
 	"  --as-root    under sudo, run COMMAND as root rather than as the user who ran sudo\n"
+	"  --runs N     run COMMAND N times (1 to 100), one after the other: -o PREFIX\n"
+	"               writes PREFIX.1.trace ... PREFIX.N.trace (.json with --measure),\n"
+	"               none written if any is there without --force; replay them\n"
+	"               together with 'thpsim replay PREFIX.*.trace'; stops at a run\n"
+	"               whose COMMAND or recorder fails, with its status\n"
 	"  --measure    run COMMAND with the machine's THP settings, without tracing, and\n"
 	"               write what the kernel reported for each process when it exited\n"
 	"               (smaps_rollup) as JSON, to FILE.json or standard error\n"
@@ -37,11 +45,54 @@ static const char usage_text[] =
 	"  taken), 2 for bad arguments, a SUDO_UID or SUDO_GID that is not a number, or an\n"
 	"  existing -o file without --force.";
 
+/* --runs: run k's file name, PREFIX.k.trace (or .json). */
+static int run_name(char *buf, size_t len, const char *prefix, uint64_t k, int measure)
+{
+	return snprintf(buf, len, "%s.%" PRIu64 ".%s", prefix, k, measure ? "json" : "trace") >=
+	       (int)len;
+}
+
+/* COMMAND n times into PREFIX.k.trace: every name checked before the
+ * first run, so that a refusal leaves nothing written. */
+static int record_runs(struct record_opts *base, const char *prefix, uint64_t n)
+{
+	char name[4096];
+	struct stat st;
+	int rc = 0;
+
+	for (uint64_t k = 1; k <= n; k++) {
+		if (run_name(name, sizeof(name), prefix, k, base->measure))
+			return cli_usage("record: -o %s: the name is too long", prefix);
+		if (!base->force && !lstat(name, &st)) {
+			msg_error(0, "record: %s exists: not overwriting it (use --force to replace it); "
+				  "no run made", name);
+			return 2;
+		}
+	}
+	for (uint64_t k = 1; k <= n && !rc; k++) {
+		struct record_opts o = *base;
+
+		run_name(name, sizeof(name), prefix, k, base->measure);
+		o.out = name;
+		rc = record_run(&o);
+		cli_exit_signal = o.exit_signal;
+		if (rc)
+			msg_error(0, "record: run %" PRIu64 " of %" PRIu64 " ended with status %d: "
+				  "no more runs", k, n, rc);
+	}
+	if (!rc && !base->quiet)
+		fprintf(stderr, "thpsim record: %" PRIu64 " runs in %s.1.%s ... %s.%" PRIu64 ".%s%s\n",
+			n, prefix, base->measure ? "json" : "trace", prefix, n,
+			base->measure ? "json" : "trace",
+			base->measure ? "" : " (thpsim replay them together for the spread)");
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
 	const char *out = NULL;
-	uint64_t ring_mib = 64;
+	uint64_t ring_mib = 64, runs = 0;
 	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, i, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -66,6 +117,9 @@ int cmd_record(int argc, char **argv)
 			no_aslr = 1;
 		} else if (!strcmp(argv[i], "--as-root")) {
 			as_root = 1;
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			if (cli_parse_u64(argv[++i], &runs) || !runs || runs > 100)
+				return cli_usage("record: --runs takes a count, 1 to 100");
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
@@ -79,6 +133,8 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("record: no COMMAND to run\n%s", usage_text);
 	if (!out && !measure)
 		return cli_usage("record: -o TRACE is required\n%s", usage_text);
+	if (runs && !out)
+		return cli_usage("record: --runs needs -o PREFIX\n%s", usage_text);
 
 	o.out = out;
 	o.ring_mib = (size_t)ring_mib;
@@ -88,6 +144,8 @@ int cmd_record(int argc, char **argv)
 	o.no_aslr = no_aslr;
 	o.as_root = as_root;
 	o.argv = argv + i;
+	if (runs)
+		return record_runs(&o, out, runs);
 	rc = record_run(&o);
 	/* a program killed by a signal: main() dies by it too */
 	cli_exit_signal = o.exit_signal;

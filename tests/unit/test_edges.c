@@ -479,6 +479,42 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* record --runs N -o PREFIX: PREFIX.1.trace ... PREFIX.N.trace; with one
+ * of them there already (no --force), no run at all and the file kept;
+ * a run whose command fails stops the runs with its status. */
+TEST(edges_record_runs_writes_each_or_none)
+{
+	char prefix[256], f1[300], f2[300], f3[300];
+	char *two[] = { "record", "-q", "--runs", "2", "-o", prefix, "--", "/bin/true", NULL };
+	char *three[] = { "record", "-q", "--runs", "3", "-o", prefix, "--", "/bin/true", NULL };
+	char *failing[] = { "record", "-q", "--runs", "3", "--force", "-o", prefix, "--",
+			    "/bin/false", NULL };
+	char *no_o[] = { "record", "--runs", "2", "--measure", "--", "/bin/true", NULL };
+
+	ASSERT_EQ(cmd_record(6, no_o), 2);
+	if (!can_record())
+		test_skip("recording needs root and the kernel's tracepoints");
+	tdir("runs");
+	snprintf(prefix, sizeof(prefix), "%s/r", dir);
+	snprintf(f1, sizeof(f1), "%s.1.trace", prefix);
+	snprintf(f2, sizeof(f2), "%s.2.trace", prefix);
+	snprintf(f3, sizeof(f3), "%s.3.trace", prefix);
+	fflush(stdout);
+	ASSERT_EQ(cmd_record(8, two), 0);
+	ASSERT(!strncmp(file_text(f1), TRACE_MAGIC, 8));
+	ASSERT(!strncmp(file_text(f2), TRACE_MAGIC, 8));
+	ASSERT_EQ(dir_entries(), 2);
+	put_file(f1, "precious\n");
+	ASSERT_EQ(cmd_record(8, three), 2);
+	ASSERT(!strcmp(file_text(f1), "precious\n"));
+	ASSERT_EQ(dir_entries(), 2); /* no r.3.trace */
+	ASSERT_EQ(cmd_record(9, failing), 1);
+	ASSERT(!strncmp(file_text(f1), TRACE_MAGIC, 8)); /* run 1 recorded /bin/false's run */
+	ASSERT(access(f3, F_OK)); /* and stopped there: no r.3.trace */
+	ASSERT_EQ(dir_entries(), 2);
+	tdir_remove();
+}
+
 /* The smallest y of a polyline's points: its highest point. */
 static double top_y(const char *el)
 {
