@@ -34,11 +34,9 @@
 enum { SPREAD_FIGURES(SPREAD_ENUM) NR_SPREAD };
 #undef SPREAD_ENUM
 
-static uint64_t figure(const struct replay_result *r, int f)
+/* Figure f of r; sums: r's processes' final figures (replay_final_sums). */
+static uint64_t figure(const struct replay_result *r, const uint64_t *sums, int f)
 {
-	uint64_t sums[THPS_NR_PROC_ITEMS];
-
-	replay_final_sums(r, sums);
 	switch (f) {
 #define SPREAD_CASE(name, label, expr) \
 	case SPREAD_##name:            \
@@ -183,9 +181,13 @@ int replay_many(char **paths, int n, const struct replay_opts *o, const char *fo
 		}
 	}
 	if (!rc) {
-		for (t = 0; t < n; t++)
+		for (t = 0; t < n; t++) {
+			uint64_t sums[THPS_NR_PROC_ITEMS];
+
+			replay_final_sums(&res[t], sums);
 			for (int f = 0; f < NR_SPREAD; f++)
-				v[(size_t)f * n + t] = figure(&res[t], f);
+				v[(size_t)f * n + t] = figure(&res[t], sums, f);
+		}
 		if (!strcmp(format, "json"))
 			print_json(paths, n, res, v);
 		else if (!strcmp(format, "csv"))

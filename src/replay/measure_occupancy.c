@@ -262,8 +262,6 @@ static void occ_touch(struct replay *r, struct replay_mm *mm, uint64_t start, ui
 }
 
 struct moved {
-	struct occ_ranges *o;
-	uint64_t from, to;
 	uint64_t *addr;
 	uint8_t *written;
 	uint64_t n, cap;
@@ -302,7 +300,7 @@ static void occ_mapping(struct replay *r, struct replay_mm *mm, const struct rep
 		occ_clear(o, e->start, e->len, NULL, NULL);
 		break;
 	case REPLAY_MAP_MOVE: {
-		struct moved m = { .o = o };
+		struct moved m = { 0 };
 
 		occ_clear(o, e->old, e->old_len, collect_moved, &m);
 		occ_clear(o, e->start, e->len, NULL, NULL);
