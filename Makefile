@@ -79,7 +79,7 @@ all: $(LIB) $(BIN) $(PROGS)
 
 progs: $(PROGS)
 
-$(O)/progs/%: tests/progs/%.c
+$(O)/progs/%: tests/progs/%.c tests/progs/rollup.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -O2 -g -Wall -pthread $(PROG_LDFLAGS) -o $@ $<

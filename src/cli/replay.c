@@ -22,7 +22,11 @@
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [TRACE]... [--set KNOB=VALUE]... [--format text|json|csv] "
 	"[--ram GiB] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
-	"[--as-recorded]\n"
+	"[--as-recorded] [--layouts N] [--layout-seed S]\n"
+	"  --layouts N: the trace under N address layouts (default " REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) "; 1: the recorded one\n"
+	"  alone): the recorded layout, then N-1 drawn from the seed (default 1) as Linux's\n"
+	"  address randomisation would place the heap, the mmap base and the stack; each\n"
+	"  figure that varies is given with its lowest, median and highest.\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";
 
@@ -62,6 +66,19 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		if (cli_parse_u64(argv[++*i], &ms) || !ms || ms > 3600 * 1000)
 			return cli_usage("--sample-ms takes milliseconds, 1 to 3600000");
 		o->sample_every_ms = ms;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--layouts") && *i + 1 < argc) {
+		uint64_t n;
+
+		if (cli_parse_u64(argv[++*i], &n) || !n || n > REPLAY_LAYOUTS_MAX)
+			return cli_usage("--layouts takes a count, 1 to %d", REPLAY_LAYOUTS_MAX);
+		o->layouts = (int)n;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--layout-seed") && *i + 1 < argc) {
+		if (cli_parse_u64(argv[++*i], &o->layout_seed))
+			return cli_usage("--layout-seed takes a number, not '%s'", argv[*i]);
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--as-recorded")) {
@@ -260,6 +277,7 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 			       "transparent_hugepage/enabled=never)\n",
 			       mm->name, mm->pid, mm->kfig_anonymous, mm->kfig_anon_huge, mm->kfig_rss);
 	}
+	replay_ranges_text(stdout, res);
 	replay_measures_text(stdout, res);
 	printf("\n");
 	replay_print_skips(stdout, res);
@@ -364,12 +382,15 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_uint(j, thps_meminfo_item_name(i), res->final_meminfo[i]);
 	json_end_object(j);
 	json_uint(j, "Pss_sum", res->final_pss_sum_kb);
+	replay_ranges_json_machine(j, res, 0);
 	json_end_object(j);
 	json_begin_object(j, "peak");
 	json_uint(j, "AnonPages", res->peak_anon_pages_kb);
 	json_uint(j, "AnonHugePages", res->peak_meminfo_huge_kb);
 	json_uint(j, "sum_of_process_Rss", replay_peak_rss(res));
+	replay_ranges_json_machine(j, res, 1);
 	json_end_object(j);
+	replay_ranges_json(j, res);
 	json_string(j, "Rss_scope", "per process: the model's smaps_rollup Rss, anonymous memory "
 				    "only (the kernel's adds file pages; file_copies_kB are private "
 				    "file pages written)");
@@ -388,10 +409,12 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_begin_object(j, "final");
 		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 			json_uint(j, thps_proc_item_name(i), mm->final[i]);
+		replay_ranges_json_mm(j, res, p, 0);
 		json_end_object(j);
 		json_begin_object(j, "peak");
 		json_uint(j, "Rss", mm->final[THPS_PROC_VmHWM]);
 		json_uint(j, "AnonHugePages", mm->peak_anon_huge_kb);
+		replay_ranges_json_mm(j, res, p, 1);
 		json_end_object(j);
 		if (mm->have_kfig) {
 			json_begin_object(j, "recorded_kernel");
@@ -468,7 +491,7 @@ int cmd_replay(int argc, char **argv)
 {
 	static struct replay_result res;
 	struct knob_sets sets = { 0 };
-	struct replay_opts o = { .progress = 1 };
+	struct replay_opts o = { .progress = 1, .layout_seed = 1 };
 	const char *path = NULL, *format = "text";
 	char *paths[REPLAY_MANY_MAX];
 	int npaths = 0;
@@ -507,7 +530,8 @@ int cmd_replay(int argc, char **argv)
 		o.progress = 0;
 		return replay_many(paths, npaths, &o, format);
 	}
-	e = replay_run(path, &o, &res, err, sizeof(err));
+	e = replay_run_layouts(path, &o, o.layouts ? o.layouts : REPLAY_LAYOUTS_DEFAULT,
+			       replay_threads(), &res, err, sizeof(err));
 	if (e) {
 		msg_error(0, "replay: %s", err);
 		replay_result_free(&res);

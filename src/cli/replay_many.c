@@ -54,30 +54,6 @@ static const char *const labels[] = { SPREAD_FIGURES(SPREAD_LABEL) };
 #undef SPREAD_NAME
 #undef SPREAD_LABEL
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The lowest, the median (the lower of the middle two) and the highest. */
-static void spread(const uint64_t *v, int n, uint64_t out[3])
-{
-	uint64_t *s = malloc((size_t)n * sizeof(*s));
-
-	if (!s) {
-		out[0] = out[1] = out[2] = v[0];
-		return;
-	}
-	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_u64);
-	out[0] = s[0];
-	out[1] = s[(n - 1) / 2];
-	out[2] = s[n - 1];
-	free(s);
-}
-
 static void print_text(char **paths, int n, struct replay_result *res, const uint64_t *v)
 {
 	printf("thpsim replay: %d recordings of %s\n  under %s (each trace's recording machine's "
@@ -90,7 +66,7 @@ static void print_text(char **paths, int n, struct replay_result *res, const uin
 	for (int f = 0; f < NR_SPREAD; f++) {
 		uint64_t s[3];
 
-		spread(v + (size_t)f * n, n, s);
+		replay_spread(v + (size_t)f * n, n, s);
 		printf("%-26s %12" PRIu64 " %12" PRIu64 " %12" PRIu64, labels[f], s[0], s[1], s[2]);
 		for (int t = 0; t < n; t++)
 			printf(" %11" PRIu64, v[(size_t)f * n + t]);
@@ -119,7 +95,7 @@ static void print_json(char **paths, int n, struct replay_result *res, const uin
 	for (int f = 0; f < NR_SPREAD; f++) {
 		uint64_t s[3];
 
-		spread(v + (size_t)f * n, n, s);
+		replay_spread(v + (size_t)f * n, n, s);
 		json_begin_object(&j, names[f]);
 		json_uint(&j, "lowest", s[0]);
 		json_uint(&j, "median", s[1]);

@@ -33,6 +33,20 @@ int replay_print_oom(FILE *f, const struct replay_result *res, const char *label
 /* Several recordings of one command under the same options: the spread
  * of their figures in format (replay_many.c); the exit status. */
 #define REPLAY_MANY_MAX 256
+/* --layouts: the default count and the most */
+#define REPLAY_LAYOUTS_DEFAULT 16
+#define REPLAY_LAYOUTS_MAX 1024
+#define REPLAY_XSTR(x) REPLAY_STR(x)
+#define REPLAY_STR(x) #x
+/* The ranges across layouts (replay_ranges.c): a section of the text
+ * report; the JSON "layouts" member; the "range" member of the machine's
+ * final or peak object, and of process i's. */
+void replay_ranges_text(FILE *f, const struct replay_result *res);
+void replay_ranges_json(struct json *j, const struct replay_result *res);
+void replay_ranges_json_machine(struct json *j, const struct replay_result *res, int peak);
+void replay_ranges_json_mm(struct json *j, const struct replay_result *res, int i, int peak);
+/* The threads the layouts run on: the CPUs here. */
+int replay_threads(void);
 int replay_many(char **paths, int n, const struct replay_opts *o, const char *format);
 /* The result's members (the caller has opened the object). */
 void replay_json_result(struct json *j, const struct replay_result *res, int with_series);

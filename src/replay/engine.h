@@ -24,6 +24,16 @@
 #define SAMPLE_FIRST_STRIDE 256
 #define RUN_MAX 4096 /* pages in one run of faults */
 
+/* The address layout a replay runs under (layout.c): the shifts of the
+ * regions from the recorded layout, in bytes; all 0 for the recorded one. */
+struct replay_layout {
+	int on, index;
+	struct replay_shifts d;
+	int align;                   /* thpsim/anon_thp_align: 0 none, 1 >= 2 MiB, 2 multiples */
+	int crowded_noted;
+	struct trace_event scratch;  /* a call made in pieces */
+};
+
 /* A process: its pid and the address space it uses. */
 struct task {
 	int32_t pid; /* the pid table's key */
@@ -51,6 +61,7 @@ struct replay {
 	 * --sample-ms (UINT64_MAX: none), and the earlier of the two */
 	uint64_t khug_next_ns, grid_next_ns, timer_ns;
 	int settling;             /* --settle: a sample after every wake-up */
+	struct replay_layout layout;
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
 	struct {
@@ -73,9 +84,10 @@ void replay_run_flush(struct replay *r);
 /* A sample on the schedule (numbered, and the series thinned when full). */
 void replay_take_sample(struct replay *r);
 
-/* records.c: one record made again in the model */
-void replay_exec(struct replay *r, const struct trace_event *ev);
-void replay_vma(struct replay *r, const struct trace_event *ev);
+/* records.c: one record made again in the model (exec and its VMAs are
+ * translated in place first under another layout) */
+void replay_exec(struct replay *r, struct trace_event *ev);
+void replay_vma(struct replay *r, struct trace_event *ev);
 void replay_touch(struct replay *r, const struct trace_event *ev);
 void replay_fork(struct replay *r, const struct trace_event *ev);
 void replay_exit(struct replay *r, const struct trace_event *ev);
@@ -106,6 +118,18 @@ static inline void replay_fault(struct replay *r, const struct trace_event *ev)
 	r->run.n = 1;
 	r->run.write = ev->write;
 }
+
+/* layout.c: the trace's addresses under another layout; each takes the
+ * record as read, translates it in place and makes it */
+void layout_begin(struct replay *r, uint64_t seed, int k);
+void layout_exec(struct replay *r, struct replay_mm *mm, struct trace_event *ev);
+void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev);
+void layout_fork(struct replay_mm *parent, struct replay_mm *child);
+void layout_syscall(struct replay *r, struct trace_event *ev);
+void layout_touch(struct replay *r, struct trace_event *ev);
+/* The shift at recorded address a, and the address where it stops. */
+int64_t xlat_at(struct replay_xlat *x, uint64_t a, uint64_t *limit);
+void xlat_free(struct replay_xlat *x);
 
 /* settings.c: the knobs in force and khugepaged's settings */
 int replay_apply_knobs(struct replay *r, const struct trace_header *h, char *err, size_t errlen);

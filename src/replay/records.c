@@ -203,7 +203,7 @@ void replay_set_pending_brk(struct replay *r, struct replay_mm *mm)
 		     thps_last_error(r->m));
 }
 
-void replay_exec(struct replay *r, const struct trace_event *ev)
+void replay_exec(struct replay *r, struct trace_event *ev)
 {
 	struct task *t = replay_task(r, ev->pid, 1);
 	const char *base = strrchr(ev->name, '/');
@@ -232,6 +232,8 @@ void replay_exec(struct replay *r, const struct trace_event *ev)
 	/* --as-recorded: the recorder's PR_SET_THP_DISABLE (fork inherits it) */
 	if (r->o->thp_disabled)
 		thps_prctl_thp_disable(p, 1);
+	if (r->layout.on)
+		layout_exec(r, mm, ev);
 	mm->pending_start_brk = ev->start_brk;
 	mm->pending_brk = ev->brk;
 	mm->brk_pending = ev->start_brk != 0;
@@ -241,7 +243,7 @@ void replay_exec(struct replay *r, const struct trace_event *ev)
 	r->cur_pid = ev->pid;
 }
 
-void replay_vma(struct replay *r, const struct trace_event *ev)
+void replay_vma(struct replay *r, struct trace_event *ev)
 {
 	struct replay_mm *mm = r->cur;
 	uint64_t out;
@@ -249,6 +251,8 @@ void replay_vma(struct replay *r, const struct trace_event *ev)
 
 	if (!mm)
 		return;
+	if (r->layout.on)
+		layout_vma(r, mm, ev);
 	if (ev->kind > TRACE_VMA_HEAP || (ev->prot & TRACE_VMA_SHARED) ||
 	    ev->addr + ev->len > (1ULL << 47)) {
 		foreign_add(mm, ev->addr, ev->addr + ev->len,
@@ -326,6 +330,8 @@ void replay_fork(struct replay *r, const struct trace_event *ev)
 	}
 	foreign_copy(mm, parent);
 	mm->brk_now = parent->brk_now;
+	if (parent->xlat)
+		layout_fork(parent, mm);
 	measures_fork(r, parent, mm);
 	t->mm = mm;
 	t = replay_task(r, r->cur_pid, 0); /* the table may have moved */
@@ -473,11 +479,13 @@ static void sys_madvise(struct replay *r, struct replay_mm *mm, const struct tra
 		break;
 	case LINUX_MADV_HUGEPAGE:
 		model = THPS_MADV_HUGEPAGE;
+		r->res->madv_hugepage_calls++;
 		break;
 	case LINUX_MADV_NOHUGEPAGE:
 		model = THPS_MADV_NOHUGEPAGE;
 		break;
 	case LINUX_MADV_COLLAPSE:
+		r->res->madv_collapse_calls++;
 		sys_madvise_collapse(r, mm, ev);
 		return;
 	case LINUX_MADV_NORMAL: case LINUX_MADV_RANDOM:

@@ -293,16 +293,23 @@ static void select_task(struct replay *r, int32_t pid)
  * next sample, gathered as one run; a sample when it is due. */
 static inline void replay_faults(struct replay *r, struct trace_reader *tr, struct trace_event *ev)
 {
+	uint64_t limit = UINT64_MAX, rec = ev->addr;
+
 	if (__builtin_expect(ev->pid != r->cur_pid, 0))
 		select_task(r, ev->pid);
+	if (__builtin_expect(r->layout.on, 0) && r->cur && r->cur->xlat)
+		ev->addr += (uint64_t)xlat_at(r->cur->xlat, rec, &limit);
 	replay_fault(r, ev);
 	if (r->cur && tr->nrecords < r->next_sample) {
 		/* the faults that follow join the run as replay_fault would
-		 * have added them */
+		 * have added them (and, under another layout, while they keep
+		 * the first one's shift) */
 		uint64_t room = r->next_sample - tr->nrecords, k;
 
 		if (room > RUN_MAX - r->run.n)
 			room = RUN_MAX - r->run.n;
+		if (__builtin_expect(limit != UINT64_MAX, 0) && room > (limit - rec) / 4096 - 1)
+			room = (limit - rec) / 4096 - 1;
 		k = trace_next_seq(tr, ev->write, room);
 		r->run.n += k;
 		r->cur->faults += k;
@@ -318,7 +325,7 @@ static inline void replay_faults(struct replay *r, struct trace_reader *tr, stru
 }
 
 /* Any other record. */
-static void replay_record(struct replay *r, const struct trace_event *ev)
+static void replay_record(struct replay *r, struct trace_event *ev)
 {
 	replay_run_flush(r);
 	r->now_ns = ev->time_ns;
@@ -326,7 +333,10 @@ static void replay_record(struct replay *r, const struct trace_event *ev)
 		select_task(r, ev->pid);
 	switch (ev->type) {
 	case TR_SYSCALL:
-		replay_syscall(r, ev);
+		if (r->layout.on)
+			layout_syscall(r, ev);
+		else
+			replay_syscall(r, ev);
 		break;
 	case TR_FORK:
 		replay_fork(r, ev);
@@ -340,7 +350,10 @@ static void replay_record(struct replay *r, const struct trace_event *ev)
 	case TR_TOUCH:
 		if (r->cur)
 			replay_set_pending_brk(r, r->cur);
-		replay_touch(r, ev);
+		if (r->layout.on)
+			layout_touch(r, ev);
+		else
+			replay_touch(r, ev);
 		break;
 	case TR_EXIT:
 		replay_exit(r, ev);
@@ -418,6 +431,7 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	if (ret)
 		goto out;
 	replay_khugepaged_settings(&r, &tr->header);
+	layout_begin(&r, o->layout_seed, o->layout);
 	while ((e = trace_next(tr, ev)) > 0) {
 		if (__builtin_expect(ev->time_ns > r.timer_ns, 0))
 			timers_run(&r, ev->time_ns);
@@ -442,11 +456,13 @@ void replay_result_free(struct replay_result *res)
 {
 	for (int i = 0; i < res->nmms; i++) {
 		measures_mm_free(res->mms[i]);
+		xlat_free(res->mms[i]->xlat);
 		free(res->mms[i]->foreign);
 		free(res->mms[i]->cow);
 		free(res->mms[i]);
 	}
 	free(res->mms);
+	replay_ranges_free(res->ranges);
 	measures_res_free(res);
 	memset(res, 0, sizeof(*res));
 }

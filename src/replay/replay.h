@@ -147,6 +147,7 @@ struct replay_occupancy {
 	uint64_t touched_kb, written_kb, touched_huge_kb;
 };
 struct occ_ranges;
+struct replay_xlat;
 
 struct replay_mm {
 	int pid;
@@ -195,6 +196,12 @@ struct replay_mm {
 	 * the end and when most pages were touched */
 	struct occ_ranges *occ;
 	struct replay_occupancy occ_final, occ_peak;
+	/* under a layout other than the recorded one (layout.c): the
+	 * recorded addresses' shifts, the exec's exe and heap shifts, the
+	 * recorded start of the heap and the highest end it had */
+	struct replay_xlat *xlat;
+	int64_t exe_delta, brk_delta;
+	uint64_t start_brk_rec, heap_end_rec;
 };
 
 struct replay_opts {
@@ -214,6 +221,10 @@ struct replay_opts {
 				    fails) */
 	int figures_only;         /* the figures and series measures alone (thpsim bench
 				     times the others against them) */
+	int layouts;              /* replay_run_layouts' callers: how many (--layouts) */
+	int layout;               /* the address layout: 0 the recorded one, k > 0
+				     the k-th drawn from layout_seed (layout.c) */
+	uint64_t layout_seed;
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */
@@ -285,6 +296,7 @@ struct replay_result {
 	uint64_t work_seen[REPLAY_NR_WORK]; /* the counts at the last tick */
 	uint64_t work_seen_ns;
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
+	uint64_t madv_hugepage_calls, madv_collapse_calls; /* made in the model */
 	uint64_t skips[REPLAY_NR_SKIPS];
 	double seconds;          /* wall time of the replay */
 	/* the knobs in force */
@@ -302,6 +314,7 @@ struct replay_result {
 	char partial_why[768];   /* the reader's message: where and what */
 	uint64_t partial_offset; /* file offset where reading stopped */
 	uint64_t partial_missing_bytes; /* bytes of the file after it */
+	struct replay_ranges *ranges; /* replay_run_layouts: the figures of every layout */
 	char command[512];       /* what was recorded */
 	char kernel[128];
 };
@@ -312,6 +325,61 @@ struct replay_result {
 int replay_run(const char *path, const struct replay_opts *o, struct replay_result *res,
 	       char *err, size_t errlen);
 void replay_result_free(struct replay_result *res);
+
+/*
+ * The trace under several address layouts (ranges.c): layout 0, the
+ * recorded one, into res (its figures are the report's), then layouts 1
+ * to nlayouts-1 on up to threads threads, whose figures with layout 0's
+ * make res->ranges.  When the figures cannot depend on the layout (no
+ * THP can happen under the policy), only layout 0 runs and
+ * res->ranges->fixed says why.  Returns as replay_run.
+ */
+#define RANGE_MACHINE_FIGURES(X)                                                     \
+	X(peak_AnonPages, "peak AnonPages", r->peak_anon_pages_kb)                      \
+	X(peak_AnonHugePages, "peak AnonHugePages", r->peak_meminfo_huge_kb)            \
+	X(final_AnonPages, "final AnonPages", r->final_meminfo[THPS_MEM_AnonPages])     \
+	X(final_AnonHugePages, "final AnonHugePages", r->final_meminfo[THPS_MEM_AnonHugePages]) \
+	X(thp_fault_alloc, "thp_fault_alloc", r->vm[THPS_VM_thp_fault_alloc])           \
+	X(thp_fault_fallback, "thp_fault_fallback", r->vm[THPS_VM_thp_fault_fallback])  \
+	X(thp_collapse_alloc, "thp_collapse_alloc", r->vm[THPS_VM_thp_collapse_alloc])  \
+	X(thp_split_pmd, "thp_split_pmd", r->vm[THPS_VM_thp_split_pmd])
+#define RANGE_MM_FIGURES(X)                                                           \
+	X(Anonymous, "final Anonymous", mm->final[THPS_PROC_Anonymous])                  \
+	X(AnonHugePages, "final AnonHugePages", mm->final[THPS_PROC_AnonHugePages])      \
+	X(Rss, "final Rss", mm->final[THPS_PROC_Rss])                                    \
+	X(VmHWM, "peak Rss", mm->final[THPS_PROC_VmHWM])                                 \
+	X(peak_AnonHugePages, "peak AnonHugePages", mm->peak_anon_huge_kb)
+#define RANGE_ENUM(name, label, expr) RANGE_##name,
+#define RANGE_MM_ENUM(name, label, expr) RANGE_MM_##name,
+enum { RANGE_MACHINE_FIGURES(RANGE_ENUM) RANGE_NR_MACHINE };
+enum { RANGE_MM_FIGURES(RANGE_MM_ENUM) RANGE_NR_MM };
+#undef RANGE_ENUM
+#undef RANGE_MM_ENUM
+
+struct replay_ranges {
+	int asked, n;            /* layouts asked for, and run */
+	uint64_t seed;
+	char fixed[256];         /* not empty: why the layout cannot matter */
+	uint64_t *machine;       /* [RANGE_NR_MACHINE][n]: each layout's */
+	int nmms;                /* processes matched in every layout (0: none) */
+	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
+	double seconds;          /* wall time of all the layouts */
+};
+int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayouts, int threads,
+		       struct replay_result *res, char *err, size_t errlen);
+void replay_ranges_free(struct replay_ranges *g);
+/* The lowest, the median (the lower middle) and the highest of v[0..n). */
+void replay_spread(const uint64_t *v, int n, uint64_t out[3]);
+const char *replay_range_machine_name(int f);
+const char *replay_range_mm_name(int f);
+
+/* Layout k's shifts from the recorded layout, in bytes (layout.c): the
+ * executable's and the heap's up (the heap's: above the exe's), the mmap
+ * base's and the stack's down; all 0 for k = 0. */
+struct replay_shifts {
+	int64_t exe, brk, mmap, stack;
+};
+void replay_layout_shifts(uint64_t seed, int k, struct replay_shifts *s);
 
 /* The measures' own output (measure.h): their members of a process's JSON
  * object and of the result's, and their sections of the text report. */

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rollup.h"
+
 #define MB (1024UL * 1024)
 
 static void fill(char *p, size_t len, int step)
@@ -46,18 +48,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void print_rollup(void)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Rss:", 4) || !strncmp(line, "Anonymous:", 10) ||
-		    !strncmp(line, "AnonHugePages:", 14))
-			fputs(line, stdout);
-	if (f)
-		fclose(f);
-}
 
 int main(void)
 {

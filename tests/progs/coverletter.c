@@ -22,21 +22,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rollup.h"
+
 #define MB (1024 * 1024)
 
-static void print_rollup(void)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Rss:", 4) || !strncmp(line, "Anonymous:", 10) ||
-		    !strncmp(line, "AnonHugePages:", 14))
-			fputs(line, stdout);
-	fclose(f);
-}
 
 int main(int argc, char **argv)
 {

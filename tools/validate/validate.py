@@ -75,7 +75,7 @@ def run(cmd, env=None):
 
 
 def replay(thpsim, trace, *sets):
-    cmd = [thpsim, "replay", trace, "--format", "json", "--quiet"]
+    cmd = [thpsim, "replay", trace, "--format", "json", "--quiet", "--layouts", "1"]
     for s in sets:
         cmd += ["--set", s]
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)

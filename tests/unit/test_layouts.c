@@ -1,0 +1,240 @@
+/*
+ * test_layouts.c - a trace replayed under other address layouts
+ * (src/replay/layout.c, ranges.c).  The figures expected are computed here
+ * from each layout's shifts with the kernel's rule, not taken from the
+ * model: a fault maps a THP only where the whole 2 MiB-aligned block lies
+ * inside the VMA (thp_vma_suitable_order) and nothing of it is mapped yet
+ * (do_huge_pmd_anonymous_page needs an empty PMD); an anonymous mmap
+ * without a hint of a 2 MiB multiple starts on a 2 MiB boundary on 6.12+
+ * (__get_unmapped_area's THP alignment), and anywhere on 6.1.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../test.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+
+#define PID 300
+#define RW 3
+#define ANON_PRIVATE 0x22
+#define SEED 7
+#define NLAYOUTS 16
+
+static struct trace_writer W;
+static char P[128];
+
+static void lbegin(const char *tag, const char *enabled, uint64_t start_brk)
+{
+	struct trace_header h = { 0 };
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-layout-%s.trace", (int)getpid(), tag);
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", enabled));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/use_zero_page", "1"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", start_brk, start_brk, 8 << 20);
+}
+
+static void lsys(int nr, int64_t ret, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	uint64_t args[6] = { a0, a1, a2, a3, 0, 0 };
+
+	trace_write_syscall(&W, nr, 6, args, ret);
+}
+
+static void lwrite(uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~(PAGE - 1); a < addr + len; a += PAGE)
+		trace_write_fault(&W, a, 1, 0);
+}
+
+static void lreplay(int layout, struct replay_result *r, const char *kv, ...)
+{
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1,
+				 .layout = layout, .layout_seed = SEED };
+	char err[1024];
+	va_list ap;
+
+	va_start(ap, kv);
+	for (; kv; kv = va_arg(ap, const char *)) {
+		ASSERT_OK(knob_sets_add(&o.knobs, kv));
+	}
+	va_end(ap);
+	if (replay_run(P, &o, r, err, sizeof(err)))
+		test_fail(__FILE__, __LINE__, "replay: %s", err);
+	ASSERT_EQ(r->skips[REPLAY_SKIP_fault_unmapped], 0);
+	ASSERT_EQ(r->skips[REPLAY_SKIP_call_failed], 0);
+	ASSERT_EQ(r->skips[REPLAY_SKIP_brk_diverged], 0);
+}
+
+static uint64_t final_huge_kb(const struct replay_result *r)
+{
+	return r->mms[r->nmms - 1]->final[THPS_PROC_AnonHugePages];
+}
+
+/* The 2 MiB blocks wholly inside [from, to). */
+static uint64_t whole_blocks(uint64_t from, uint64_t to)
+{
+	uint64_t b = (from + HPAGE - 1) & ~(HPAGE - 1);
+
+	return to >= b + HPAGE ? (to - b) / HPAGE : 0;
+}
+
+static const uint64_t jumps[] = { KB(1300), KB(2900), KB(700), KB(4100), KB(3300), KB(1800),
+				  KB(5200), KB(2500) };
+#define NJUMPS (sizeof(jumps) / sizeof(jumps[0]))
+
+/* The heap grows by brk in jumps; each new part is madvised and written
+ * at once (tests/progs/brkjump.c).  A block gets a THP when it lies
+ * within one jump's new pages: one straddling the break at a jump has
+ * pages mapped before the next jump makes it whole. */
+static uint64_t brk_expected_kb(uint64_t heap)
+{
+	uint64_t brk = heap, n = 0;
+
+	for (size_t j = 0; j < NJUMPS; j++) {
+		uint64_t first_new = (brk + PAGE - 1) & ~(PAGE - 1); /* pages below were written */
+		uint64_t end = (brk + jumps[j] + PAGE - 1) & ~(PAGE - 1);
+
+		n += whole_blocks(first_new, end);
+		brk += jumps[j];
+	}
+	return n * 2048;
+}
+
+TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
+{
+	const uint64_t heap = 0x555555659000ULL; /* a PIE's heap, 356 KiB into a block */
+	uint64_t brk = heap, seen_lo = UINT64_MAX, seen_hi = 0;
+
+	lbegin("brk", "madvise", heap);
+	lsys(12, (int64_t)heap, 0, 0, 0, 0);
+	for (size_t j = 0; j < NJUMPS; j++) {
+		uint64_t from = (brk + PAGE - 1) & ~(PAGE - 1);
+
+		lsys(12, (int64_t)(brk + jumps[j]), brk + jumps[j], 0, 0, 0);
+		lsys(28, 0, from, brk + jumps[j] - from, 14 /* MADV_HUGEPAGE */, 0);
+		lwrite(brk, jumps[j]);
+		brk += jumps[j];
+	}
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	for (int k = 0; k < NLAYOUTS; k++) {
+		struct replay_result r;
+		struct replay_shifts d;
+		uint64_t want, got;
+
+		replay_layout_shifts(SEED, k, &d);
+		ASSERT(k > 0 || (d.exe == 0 && d.brk == 0 && d.mmap == 0 && d.stack == 0));
+		ASSERT(d.brk >= d.exe && d.brk - d.exe < (int64_t)HPAGE && d.exe < (int64_t)HPAGE);
+		ASSERT(d.mmap <= 0 && d.mmap > -(int64_t)HPAGE && d.stack <= 0);
+		want = brk_expected_kb(heap + (uint64_t)d.brk);
+		lreplay(k, &r, NULL);
+		got = final_huge_kb(&r);
+		if (got != want)
+			test_fail(__FILE__, __LINE__, "layout %d (heap +%lld): AnonHugePages %llu, want %llu",
+				  k, (long long)d.brk, (unsigned long long)got, (unsigned long long)want);
+		seen_lo = got < seen_lo ? got : seen_lo;
+		seen_hi = got > seen_hi ? got : seen_hi;
+		replay_result_free(&r);
+	}
+	ASSERT(seen_lo < seen_hi); /* the offsets drawn make a difference */
+	unlink(P);
+}
+
+/* A 4 MiB anonymous mmap recorded on 6.1, 4 KiB past a boundary.  Under a
+ * 6.12 profile every other layout puts it on a boundary (2 THPs when
+ * written); under 6.1's rule it keeps its offset plus the mmap shift (2
+ * THPs only where the shift lands it on one, else 1).  One mapped at a
+ * hint the kernel took stays there in every layout. */
+TEST(layouts_aligned_anonymous_mmaps_and_hints)
+{
+	const uint64_t at = 0x7f0000201000ULL, hint = 0x200000000ULL;
+
+	lbegin("align", "always", 0x555555659000ULL);
+	lsys(9, (int64_t)at, 0, MB(4), RW, ANON_PRIVATE);
+	lwrite(at, MB(4));
+	lsys(9, (int64_t)hint, hint, MB(4), RW, ANON_PRIVATE);
+	lwrite(hint, MB(4));
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	for (int k = 0; k < NLAYOUTS; k++) {
+		struct replay_result r;
+		struct replay_shifts d;
+		uint64_t start, want;
+
+		replay_layout_shifts(SEED, k, &d);
+		lreplay(k, &r, "thpsim/anon_thp_align=pmd-multiple", NULL);
+		want = (k == 0 ? whole_blocks(at, at + MB(4)) : 2) * 2048 + 4096;
+		ASSERT_EQ(final_huge_kb(&r), want);
+		replay_result_free(&r);
+
+		lreplay(k, &r, "thpsim/anon_thp_align=none", NULL);
+		start = at + (uint64_t)d.mmap;
+		want = whole_blocks(start, start + MB(4)) * 2048 + 4096;
+		ASSERT_EQ(final_huge_kb(&r), want);
+		replay_result_free(&r);
+	}
+	unlink(P);
+}
+
+/* A reservation with fixed mappings inside it (ld.so's segments, Go's
+ * arena), munmap and mprotect across it, a fork: the child's calls move
+ * with the parent's layout, nothing falls outside a mapping. */
+TEST(layouts_fixed_maps_inside_a_reservation_and_fork)
+{
+	const uint64_t res = 0x7f1000000000ULL + 0x3000;
+
+	lbegin("fixed", "always", 0x555555659000ULL);
+	lsys(9, (int64_t)res, 0, MB(8), 0, ANON_PRIVATE);                  /* PROT_NONE */
+	lsys(9, (int64_t)(res + MB(1)), res + MB(1), MB(4), RW, ANON_PRIVATE | 0x10); /* MAP_FIXED */
+	lwrite(res + MB(1), MB(4));
+	lsys(10, 0, res + MB(2), MB(3), 1 /* PROT_READ */, 0);                     /* mprotect */
+	trace_write_fork(&W, PID + 1, 0x11 /* SIGCHLD */);
+	trace_write_proc(&W, PID + 1);
+	lwrite(res + MB(1), MB(1));                                         /* COW */
+	lsys(11, 0, res, MB(8), 0, 0);                                      /* munmap */
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	for (int k = 0; k < NLAYOUTS; k++) {
+		struct replay_result r;
+
+		lreplay(k, &r, NULL);
+		ASSERT_EQ(r.nmms, 2);
+		ASSERT_EQ(r.mms[1]->final[THPS_PROC_Anonymous], 0); /* the child unmapped it all */
+		ASSERT_EQ(r.mms[0]->final[THPS_PROC_Anonymous], 4096);
+		replay_result_free(&r);
+	}
+	unlink(P);
+}
+
+/* Where no page can be in a THP, one layout is enough, and the result
+ * says why; where one can, every layout asked for is run. */
+TEST(layouts_only_where_the_layout_can_matter)
+{
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED };
+	struct replay_result r;
+	char err[1024];
+
+	lbegin("fixed-policy", "madvise", 0x555555659000ULL);
+	lsys(9, (int64_t)0x7f0000201000ULL, 0, MB(4), RW, ANON_PRIVATE);
+	lwrite(0x7f0000201000ULL, MB(4));
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	ASSERT_OK(replay_run_layouts(P, &o, NLAYOUTS, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->n == 1 && r.ranges->fixed[0]);
+	replay_result_free(&r);
+	ASSERT_OK(knob_sets_add(&o.knobs, "transparent_hugepage/enabled=always"));
+	ASSERT_OK(replay_run_layouts(P, &o, NLAYOUTS, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && !r.ranges->fixed[0]);
+	ASSERT_EQ(r.ranges->nmms, r.nmms);
+	/* layout 0's figures are the report's own */
+	ASSERT_EQ(r.ranges->machine[(size_t)RANGE_final_AnonHugePages * NLAYOUTS],
+		  r.final_meminfo[THPS_MEM_AnonHugePages]);
+	replay_result_free(&r);
+	unlink(P);
+}
