@@ -28,11 +28,11 @@ static const uint64_t *mm_values(const struct replay_ranges *g, int i, int f)
 }
 
 /* "18432 (2048–22528, median 4096)", or the value alone when it never varies. */
-static void text_value(FILE *f, const uint64_t *v, int n)
+static void text_value(FILE *f, const uint64_t *v, const double *w, int n)
 {
 	uint64_t s[3];
 
-	replay_spread(v, n, s);
+	replay_spread_weighted(v, w, n, s);
 	if (s[0] == s[2])
 		fprintf(f, "%" PRIu64 " (every layout)", v[0]);
 	else
@@ -68,9 +68,13 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		   ", as Linux's\naddress randomisation would place the heap, the mmap base and the "
 		   "stack): the\nrecorded layout's figure (lowest–highest, median), kB or events:\n",
 		g->n, g->n - 1, g->seed);
+	if (g->heap_classes && g->heap_classes < g->n)
+		fprintf(f, "  (the heap: %d classes of offset give different heaps, each replayed; "
+			   "the median weighs\n  each layout by the share of offsets it stands for)\n",
+			g->heap_classes);
 	for (int k = 0; k < RANGE_NR_MACHINE; k++) {
 		fprintf(f, "  %-22s ", machine_labels[k]);
-		text_value(f, machine_values(g, k), g->n);
+		text_value(f, machine_values(g, k), g->weight, g->n);
 		fprintf(f, "\n");
 	}
 	for (int i = 0; i < g->nmms && i < res->nmms; i++) {
@@ -85,7 +89,7 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		fprintf(f, "  %s %d:\n", res->mms[i]->name, res->mms[i]->pid);
 		for (int k = 0; k < RANGE_NR_MM; k++) {
 			fprintf(f, "    %-20s ", mm_labels[k]);
-			text_value(f, mm_values(g, i, k), g->n);
+			text_value(f, mm_values(g, i, k), g->weight, g->n);
 			fprintf(f, "\n");
 		}
 	}
@@ -96,11 +100,11 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		g->seconds);
 }
 
-static void json_range(struct json *j, const char *key, const uint64_t *v, int n)
+static void json_range(struct json *j, const char *key, const uint64_t *v, const double *w, int n)
 {
 	uint64_t s[3];
 
-	replay_spread(v, n, s);
+	replay_spread_weighted(v, w, n, s);
 	json_begin_object(j, key);
 	json_uint(j, "min", s[0]);
 	json_uint(j, "median", s[1]);
@@ -127,7 +131,7 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 	for (int l = 0; l < g->n; l++) {
 		struct replay_shifts d;
 
-		replay_layout_shifts(g->seed, l, &d);
+		replay_layout_shifts(g->seed, l, g->heap_shift ? g->heap_shift[l] : -1, &d);
 		json_begin_object(j, NULL);
 		json_int(j, "exe", d.exe);
 		json_int(j, "heap", d.brk);
@@ -135,6 +139,11 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 		json_int(j, "stack", d.stack);
 		json_end_object(j);
 	}
+	json_end_array(j);
+	json_int(j, "heap_classes", g->heap_classes);
+	json_begin_array(j, "weights");
+	for (int l = 0; l < g->n; l++)
+		json_double(j, NULL, g->weight[l]);
 	json_end_array(j);
 	json_begin_object(j, "values");
 	for (int k = 0; k < RANGE_NR_MACHINE; k++) {
@@ -171,7 +180,7 @@ void replay_ranges_json_machine(struct json *j, const struct replay_result *res,
 	json_begin_object(j, "range");
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
 		if (rows[r].peak == peak)
-			json_range(j, rows[r].key, machine_values(g, rows[r].fig), g->n);
+			json_range(j, rows[r].key, machine_values(g, rows[r].fig), g->weight, g->n);
 	json_end_object(j);
 }
 
@@ -183,12 +192,12 @@ void replay_ranges_json_mm(struct json *j, const struct replay_result *res, int 
 		return;
 	json_begin_object(j, "range");
 	if (peak) {
-		json_range(j, "Rss", mm_values(g, i, RANGE_MM_VmHWM), g->n);
-		json_range(j, "AnonHugePages", mm_values(g, i, RANGE_MM_peak_AnonHugePages), g->n);
+		json_range(j, "Rss", mm_values(g, i, RANGE_MM_VmHWM), g->weight, g->n);
+		json_range(j, "AnonHugePages", mm_values(g, i, RANGE_MM_peak_AnonHugePages), g->weight, g->n);
 	} else {
-		json_range(j, "Anonymous", mm_values(g, i, RANGE_MM_Anonymous), g->n);
-		json_range(j, "AnonHugePages", mm_values(g, i, RANGE_MM_AnonHugePages), g->n);
-		json_range(j, "Rss", mm_values(g, i, RANGE_MM_Rss), g->n);
+		json_range(j, "Anonymous", mm_values(g, i, RANGE_MM_Anonymous), g->weight, g->n);
+		json_range(j, "AnonHugePages", mm_values(g, i, RANGE_MM_AnonHugePages), g->weight, g->n);
+		json_range(j, "Rss", mm_values(g, i, RANGE_MM_Rss), g->weight, g->n);
 	}
 	json_end_object(j);
 }

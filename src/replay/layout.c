@@ -79,7 +79,7 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-void replay_layout_shifts(uint64_t seed, int k, struct replay_shifts *d)
+void replay_layout_shifts(uint64_t seed, int k, int64_t heap, struct replay_shifts *d)
 {
 	uint64_t s = seed * 0x100000001b3ULL + (uint64_t)k;
 
@@ -88,16 +88,21 @@ void replay_layout_shifts(uint64_t seed, int k, struct replay_shifts *d)
 		return; /* the recorded layout */
 	d->exe = (int64_t)(splitmix(&s) % 512 * PAGE);
 	d->brk = d->exe + (int64_t)(splitmix(&s) % 512 * PAGE);
+	if (heap >= 0) { /* chosen for its class (ranges.c): above the exe's */
+		int64_t u = (heap - d->exe) % (int64_t)PMD;
+
+		d->brk = d->exe + (u < 0 ? u + (int64_t)PMD : u);
+	}
 	d->mmap = -(int64_t)(splitmix(&s) % 512 * PAGE);
 	d->stack = -(int64_t)(splitmix(&s) % 512 * PAGE);
 }
 
-static void layout_draw(uint64_t seed, int k, struct replay_layout *l)
+static void layout_draw(uint64_t seed, int k, int64_t heap, struct replay_layout *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->index = k;
 	l->on = k != 0;
-	replay_layout_shifts(seed, k, &l->d);
+	replay_layout_shifts(seed, k, heap, &l->d);
 }
 
 /* ---- the table ---- */
@@ -323,10 +328,9 @@ void layout_exec(struct replay *r, struct replay_mm *mm, struct trace_event *ev)
 	xlat_free(mm->xlat);
 	mm->xlat = xlat_new();
 	mm->start_brk_rec = ev->start_brk;
-	/* an executable that is not a PIE stays; its heap moves by the
-	 * heap's own part of the shift */
+	/* an executable that is not a PIE stays (its heap still moves) */
 	mm->exe_delta = ev->start_brk && ev->start_brk < NON_PIE_BELOW ? 0 : r->layout.d.exe;
-	mm->brk_delta = r->layout.d.brk - r->layout.d.exe + mm->exe_delta;
+	mm->brk_delta = r->layout.d.brk;
 	mm->heap_end_rec = PAGE_UP(ev->brk);
 	if (ev->start_brk) {
 		ev->start_brk += (uint64_t)mm->brk_delta;
@@ -523,7 +527,7 @@ void layout_begin(struct replay *r, uint64_t seed, int k)
 {
 	char v[32] = "";
 
-	layout_draw(seed, k, &r->layout);
+	layout_draw(seed, k, r->o->heap_chosen ? r->o->heap_shift : -1, &r->layout);
 	thps_knob_get(r->m, "thpsim/anon_thp_align", v, sizeof(v));
 	r->layout.align = !strcmp(v, "pmd-or-larger") ? 1 : !strcmp(v, "pmd-multiple") ? 2 : 0;
 }

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "measure.h"
+#include "trace/trace.h"
 
 #define NAME(name, label, expr) #name,
 static const char *const machine_names[] = { RANGE_MACHINE_FIGURES(NAME) };
@@ -61,6 +62,149 @@ void replay_spread(const uint64_t *v, int n, uint64_t out[3])
 	out[2] = s[n - 1];
 	if (s != small)
 		free(s);
+}
+
+struct pair {
+	uint64_t v;
+	double w;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct pair *)a)->v, &((const struct pair *)b)->v);
+}
+
+void replay_spread_weighted(const uint64_t *v, const double *w, int n, uint64_t out[3])
+{
+	struct pair *p;
+	double total = 0, acc = 0;
+
+	if (!w || n <= 0 || !(p = malloc((size_t)n * sizeof(*p)))) {
+		replay_spread(v, n, out);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		p[i] = (struct pair){ v[i], w[i] };
+		total += w[i];
+	}
+	qsort(p, (size_t)n, sizeof(*p), cmp_pair);
+	out[0] = p[0].v;
+	out[2] = p[n - 1].v;
+	out[1] = p[n - 1].v;
+	for (int i = 0; i < n; i++) {
+		acc += p[i].w;
+		if (acc >= total / 2) {
+			out[1] = p[i].v;
+			break;
+		}
+	}
+	free(p);
+}
+
+/*
+ * The heap's classes.  The heap's shift is a page offset within 2 MiB
+ * (HEAP_OFFSETS of them); a heap boundary the trace recorded (an exec's
+ * start of the heap, each break brk set) at address b sits on a 2 MiB
+ * boundary under one of them, and between two such offsets every shift
+ * gives the same blocks, so the same THPs.  breaks[]: those offsets.
+ */
+#define HEAP_OFFSETS 512
+static int heap_breaks(const char *path, unsigned char breaks[HEAP_OFFSETS])
+{
+	struct trace_reader *tr = malloc(sizeof(*tr));
+	struct trace_event *ev = malloc(sizeof(*ev));
+	int n = 0;
+
+	memset(breaks, 0, HEAP_OFFSETS);
+	if (!tr || !ev || trace_reader_open(tr, path)) {
+		free(tr);
+		free(ev);
+		return 0;
+	}
+	while (trace_next(tr, ev) > 0) {
+		uint64_t b;
+
+		if (ev->type == TR_EXEC && ev->start_brk)
+			b = ev->start_brk;
+		else if (ev->type == TR_SYSCALL && ev->nr == 12 /* brk */ && ev->args[0] &&
+			 (uint64_t)ev->ret == ev->args[0])
+			b = (uint64_t)ev->ret;
+		else
+			continue;
+		b = (b + 4095) / 4096 % HEAP_OFFSETS; /* its page within 2 MiB */
+		b = (HEAP_OFFSETS - b) % HEAP_OFFSETS; /* the shift that aligns it */
+		n += !breaks[b];
+		breaks[b] = 1;
+	}
+	trace_reader_close(tr);
+	free(tr);
+	free(ev);
+	return n;
+}
+
+/* The class of heap offset o: the break at or below it (circularly). */
+static int heap_class(const unsigned char *breaks, int o)
+{
+	for (int i = 0; i < HEAP_OFFSETS; i++) {
+		int c = (o - i + HEAP_OFFSETS) % HEAP_OFFSETS;
+
+		if (breaks[c])
+			return c;
+	}
+	return 0;
+}
+
+static int class_len(const unsigned char *breaks, int c)
+{
+	int l = 1;
+
+	while (l < HEAP_OFFSETS && !breaks[(c + l) % HEAP_OFFSETS])
+		l++;
+	return l;
+}
+
+/*
+ * Each layout's heap shift and weight.  Where there are fewer classes
+ * than layouts, every class gets one (a page within it drawn from the
+ * seed), so that the rare heaps are seen; the layouts left over, and
+ * layout 0 (the recorded heap, offset 0), stand where they fall; each
+ * layout weighs its class's share of the offsets divided among the
+ * layouts in it.  Otherwise the drawn shifts stand and weigh alike.
+ */
+static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift)
+{
+	unsigned char breaks[HEAP_OFFSETS];
+	int classes = heap_breaks(path, breaks), cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
+	uint64_t s = g->seed ^ 0x5bd1e995ULL;
+
+	g->heap_classes = classes;
+	for (int k = 0; k < g->n; k++) {
+		g->weight[k] = 1.0 / g->n;
+		shift[k] = -1;
+	}
+	if (!classes || classes > g->n - 1 || g->n > 1024)
+		return;
+	for (int c = 0; c < HEAP_OFFSETS; c++)
+		if (breaks[c])
+			cls[next++] = c;
+	for (int k = 1; k < g->n; k++) {
+		int c = k - 1 < classes ? cls[k - 1] : -1, o;
+
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (c >= 0)
+			o = (c + (int)((s >> 33) % (uint64_t)class_len(breaks, c))) % HEAP_OFFSETS;
+		else
+			o = (int)((s >> 33) % HEAP_OFFSETS);
+		shift[k] = (int64_t)o * 4096;
+	}
+	shift[0] = 0;
+	for (int k = 0; k < g->n; k++)
+		in[heap_class(breaks, (int)(shift[k] / 4096))]++;
+	for (int k = 0; k < g->n; k++) {
+		int c = heap_class(breaks, (int)(shift[k] / 4096));
+
+		g->weight[k] = (double)class_len(breaks, c) / HEAP_OFFSETS / in[c];
+	}
 }
 
 /* Layout k's figures into the ranges. */
@@ -125,6 +269,7 @@ struct job {
 	const char *path;
 	const struct replay_opts *o;
 	struct replay_ranges *g;
+	const int64_t *heap_shift; /* [n]: chosen, or -1: drawn */
 	pthread_mutex_t lock;
 	int next, failed;
 	char err[512];
@@ -137,6 +282,7 @@ static void *worker(void *arg)
 	for (;;) {
 		struct replay_result r;
 		struct replay_opts o = *j->o;
+		int64_t heap;
 		char err[512];
 		int k;
 
@@ -145,6 +291,9 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (k >= j->g->n)
 			return NULL;
+		heap = j->heap_shift[k];
+		o.heap_chosen = heap >= 0;
+		o.heap_shift = heap;
 		o.layout = k;
 		o.progress = 0;
 		if (replay_run(j->path, &o, &r, err, sizeof(err))) {
@@ -174,6 +323,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 {
 	struct replay_opts o0 = *o;
 	struct replay_ranges *g;
+	int64_t *shift;
 	double t0 = now_s();
 	int e;
 
@@ -191,22 +341,25 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 	g->nmms = res->nmms;
 	g->machine = calloc((size_t)RANGE_NR_MACHINE * g->n, sizeof(uint64_t));
 	g->mm = calloc((size_t)(g->nmms ? g->nmms : 1) * RANGE_NR_MM * g->n, sizeof(uint64_t));
-	if (!g->machine || !g->mm) {
-		free(g->machine);
-		free(g->mm);
-		free(g);
+	g->weight = calloc((size_t)g->n, sizeof(double));
+	shift = calloc((size_t)g->n, sizeof(*shift));
+	res->ranges = g;
+	if (!g->machine || !g->mm || !g->weight || !shift) {
+		free(shift);
+		replay_ranges_free(g);
+		res->ranges = NULL;
 		return 0;
 	}
-	res->ranges = g;
 	take(g, 0, res);
 	if (g->n > 1) {
 		struct job j = { .path = path, .o = o, .g = g, .lock = PTHREAD_MUTEX_INITIALIZER,
-				 .next = 1 };
+				 .next = 1, .heap_shift = shift };
 		pthread_t th[64];
 		int nth = threads < 1 ? 1 : threads > 64 ? 64 : threads, started = 0;
 
 		if (nth > g->n - 1)
 			nth = g->n - 1;
+		heap_plan(path, g, shift);
 		for (int t = 1; t < nth; t++)
 			started += !pthread_create(&th[started], NULL, worker, &j);
 		worker(&j);
@@ -214,10 +367,14 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 			pthread_join(th[t], NULL);
 		if (j.failed) {
 			snprintf(err, errlen, "%s", j.err);
-			replay_result_free(res);
+			g->heap_shift = shift;
+			replay_result_free(res); /* frees g and shift */
 			return -EIO;
 		}
+	} else {
+		g->weight[0] = 1;
 	}
+	g->heap_shift = shift;
 	g->seconds = now_s() - t0;
 	return 0;
 }
@@ -227,6 +384,8 @@ void replay_ranges_free(struct replay_ranges *g)
 	if (g) {
 		free(g->machine);
 		free(g->mm);
+		free(g->weight);
+		free(g->heap_shift);
 		free(g);
 	}
 }

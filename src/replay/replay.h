@@ -225,6 +225,9 @@ struct replay_opts {
 	int layout;               /* the address layout: 0 the recorded one, k > 0
 				     the k-th drawn from layout_seed (layout.c) */
 	uint64_t layout_seed;
+	int heap_chosen;          /* under layout > 0, the heap's shift is heap_shift (mod
+				     2 MiB), not the drawn one (ranges.c chooses it) */
+	int64_t heap_shift;
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */
@@ -361,6 +364,9 @@ struct replay_ranges {
 	uint64_t seed;
 	char fixed[256];         /* not empty: why the layout cannot matter */
 	uint64_t *machine;       /* [RANGE_NR_MACHINE][n]: each layout's */
+	double *weight;          /* [n]: the share of Linux's layouts each stands for */
+	int heap_classes;        /* heap offsets that give different heaps (0: none seen) */
+	int64_t *heap_shift;     /* [n]: the heap's shift chosen for layout k, or -1: drawn */
 	int nmms;                /* processes matched in every layout (0: none) */
 	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
 	double seconds;          /* wall time of all the layouts */
@@ -368,18 +374,21 @@ struct replay_ranges {
 int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayouts, int threads,
 		       struct replay_result *res, char *err, size_t errlen);
 void replay_ranges_free(struct replay_ranges *g);
-/* The lowest, the median (the lower middle) and the highest of v[0..n). */
+/* The lowest, the median (the lower middle) and the highest of v[0..n);
+ * with weights w (NULL: all alike), the weighted median. */
 void replay_spread(const uint64_t *v, int n, uint64_t out[3]);
+void replay_spread_weighted(const uint64_t *v, const double *w, int n, uint64_t out[3]);
 const char *replay_range_machine_name(int f);
 const char *replay_range_mm_name(int f);
 
 /* Layout k's shifts from the recorded layout, in bytes (layout.c): the
- * executable's and the heap's up (the heap's: above the exe's), the mmap
- * base's and the stack's down; all 0 for k = 0. */
+ * executable's and the heap's up (the heap's: above the exe's; with heap
+ * >= 0, the one that is heap modulo 2 MiB), the mmap base's and the
+ * stack's down; all 0 for k = 0. */
 struct replay_shifts {
 	int64_t exe, brk, mmap, stack;
 };
-void replay_layout_shifts(uint64_t seed, int k, struct replay_shifts *s);
+void replay_layout_shifts(uint64_t seed, int k, int64_t heap, struct replay_shifts *s);
 
 /* The measures' own output (measure.h): their members of a process's JSON
  * object and of the result's, and their sections of the text report. */

@@ -126,7 +126,7 @@ TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
 		struct replay_shifts d;
 		uint64_t want, got;
 
-		replay_layout_shifts(SEED, k, &d);
+		replay_layout_shifts(SEED, k, -1, &d);
 		ASSERT(k > 0 || (d.exe == 0 && d.brk == 0 && d.mmap == 0 && d.stack == 0));
 		ASSERT(d.brk >= d.exe && d.brk - d.exe < (int64_t)HPAGE && d.exe < (int64_t)HPAGE);
 		ASSERT(d.mmap <= 0 && d.mmap > -(int64_t)HPAGE && d.stack <= 0);
@@ -165,7 +165,7 @@ TEST(layouts_aligned_anonymous_mmaps_and_hints)
 		struct replay_shifts d;
 		uint64_t start, want;
 
-		replay_layout_shifts(SEED, k, &d);
+		replay_layout_shifts(SEED, k, -1, &d);
 		lreplay(k, &r, "thpsim/anon_thp_align=pmd-multiple", NULL);
 		want = (k == 0 ? whole_blocks(at, at + MB(4)) : 2) * 2048 + 4096;
 		ASSERT_EQ(final_huge_kb(&r), want);
