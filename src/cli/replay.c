@@ -22,11 +22,14 @@
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [TRACE]... [--set KNOB=VALUE]... [--format text|json|csv] "
 	"[--ram GiB] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
-	"[--as-recorded] [--layouts N] [--layout-seed S]\n"
+	"[--as-recorded] [--layouts N] [--layout-seed S] [--khugepaged-phase MS]\n"
 	"  --layouts N: the trace under N address layouts (default " REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) "; 1: the recorded one\n"
 	"  alone): the recorded layout, then N-1 drawn from the seed (default 1) as Linux's\n"
 	"  address randomisation would place the heap, the mmap base and the stack; each\n"
-	"  figure that varies is given with its lowest, median and highest.\n"
+	"  figure that varies is given with its lowest, median and highest.  Where khugepaged\n"
+	"  collapsed something, each layout is also run with khugepaged waking half its sleep\n"
+	"  later and asleep through the trace; --khugepaged-phase MS pins when it first wakes\n"
+	"  after the program's memory registers (0: at once, as on an idle machine).\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";
 
@@ -74,6 +77,15 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		if (cli_parse_u64(argv[++*i], &n) || !n || n > REPLAY_LAYOUTS_MAX)
 			return cli_usage("--layouts takes a count, 1 to %d", REPLAY_LAYOUTS_MAX);
 		o->layouts = (int)n;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--khugepaged-phase") && *i + 1 < argc) {
+		uint64_t ms;
+
+		if (cli_parse_u64(argv[++*i], &ms) || ms > 3600 * 1000)
+			return cli_usage("--khugepaged-phase takes milliseconds, 0 to 3600000");
+		o->khugepaged_phase_ms = ms;
+		o->khugepaged_phase_pinned = 1;
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--layout-seed") && *i + 1 < argc) {

@@ -67,7 +67,8 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 	fprintf(f, "\nunder %d address layouts (the recorded one and %d drawn from seed %" PRIu64
 		   ", as Linux's\naddress randomisation would place the heap, the mmap base and the "
 		   "stack): the\nrecorded layout's figure (lowest–highest, median), kB or events:\n",
-		g->n, g->n - 1, g->seed);
+		g->layouts, g->layouts - 1, g->seed);
+	fprintf(f, "  (khugepaged's phase: %s)\n", g->phase_why);
 	if (g->heap_classes && g->heap_classes < g->n)
 		fprintf(f, "  (the heap: %d classes of offset give different heaps, each replayed; "
 			   "the median weighs\n  each layout by the share of offsets it stands for)\n",
@@ -96,7 +97,7 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 	if (!g->nmms && res->nmms)
 		fprintf(f, "  (per process: the layouts made different processes; the machine's "
 			   "figures only)\n");
-	fprintf(f, "  (%d layouts in %.2f s; --layouts 1: the recorded layout alone)\n", g->n,
+	fprintf(f, "  (%d replays in %.2f s; --layouts 1: the recorded layout alone)\n", g->n,
 		g->seconds);
 }
 
@@ -120,18 +121,27 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 		return;
 	json_begin_object(j, "layouts");
 	json_int(j, "asked", g->asked);
-	json_int(j, "run", g->n);
+	json_int(j, "run", g->layouts);
+	json_int(j, "replays", g->n);
+	json_begin_array(j, "khugepaged_phases_ms");
+	for (int p = 0; p < g->phases; p++)
+		if (g->phase_ms[p] == UINT64_MAX)
+			json_string(j, NULL, "asleep through the trace");
+		else
+			json_uint(j, NULL, g->phase_ms[p]);
+	json_end_array(j);
+	json_string(j, "khugepaged_phase", g->phase_why);
 	json_uint(j, "seed", g->seed);
 	if (g->fixed[0])
 		json_string(j, "fixed", g->fixed);
 	else
 		json_null(j, "fixed");
 	json_double(j, "seconds", g->seconds);
-	json_begin_array(j, "shifts");
+	json_begin_array(j, "shifts"); /* of each replay: layout k / phases */
 	for (int l = 0; l < g->n; l++) {
 		struct replay_shifts d;
 
-		replay_layout_shifts(g->seed, l, g->heap_shift ? g->heap_shift[l] : -1, &d);
+		replay_layout_shifts(g->seed, l / g->phases, g->heap_shift[l / g->phases], &d);
 		json_begin_object(j, NULL);
 		json_int(j, "exe", d.exe);
 		json_int(j, "heap", d.brk);

@@ -171,23 +171,24 @@ static int class_len(const unsigned char *breaks, int c)
  * layout weighs its class's share of the offsets divided among the
  * layouts in it.  Otherwise the drawn shifts stand and weigh alike.
  */
-static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift)
+static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift, double *w)
 {
 	unsigned char breaks[HEAP_OFFSETS];
 	int classes = heap_breaks(path, breaks), cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
+	int n = g->layouts;
 	uint64_t s = g->seed ^ 0x5bd1e995ULL;
 
 	g->heap_classes = classes;
-	for (int k = 0; k < g->n; k++) {
-		g->weight[k] = 1.0 / g->n;
+	for (int k = 0; k < n; k++) {
+		w[k] = 1.0 / n;
 		shift[k] = -1;
 	}
-	if (!classes || classes > g->n - 1 || g->n > 1024)
+	if (!classes || classes > n - 1)
 		return;
 	for (int c = 0; c < HEAP_OFFSETS; c++)
 		if (breaks[c])
 			cls[next++] = c;
-	for (int k = 1; k < g->n; k++) {
+	for (int k = 1; k < n; k++) {
 		int c = k - 1 < classes ? cls[k - 1] : -1, o;
 
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -198,12 +199,45 @@ static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift)
 		shift[k] = (int64_t)o * 4096;
 	}
 	shift[0] = 0;
-	for (int k = 0; k < g->n; k++)
+	for (int k = 0; k < n; k++)
 		in[heap_class(breaks, (int)(shift[k] / 4096))]++;
-	for (int k = 0; k < g->n; k++) {
+	for (int k = 0; k < n; k++) {
 		int c = heap_class(breaks, (int)(shift[k] / 4096));
 
-		g->weight[k] = (double)class_len(breaks, c) / HEAP_OFFSETS / in[c];
+		w[k] = (double)class_len(breaks, c) / HEAP_OFFSETS / in[c];
+	}
+}
+
+/*
+ * khugepaged's phases: where it is in its sleep when the program's first
+ * mm registers.  On an idle machine it wakes at once (the replay's
+ * default, layout 0's); on a busy one it is anywhere in its sleep, or
+ * scanning other mms for longer than the program lives.  Three: at once,
+ * half its sleep later, and asleep through the trace (as --khugepaged
+ * off; --settle still runs it after).  Only where khugepaged collapsed
+ * something in layout 0 and the phase is not pinned.
+ */
+static void phase_plan(const struct replay_opts *o, const struct replay_result *res,
+		       struct replay_ranges *g)
+{
+	g->phases = 1;
+	g->phase_ms[0] = o->khugepaged_phase_ms;
+	if (o->no_khugepaged)
+		snprintf(g->phase_why, sizeof(g->phase_why), "khugepaged off during the trace");
+	else if (o->khugepaged_phase_pinned)
+		snprintf(g->phase_why, sizeof(g->phase_why), "khugepaged's phase pinned at %llu ms",
+			 (unsigned long long)o->khugepaged_phase_ms);
+	else if (!res->khugepaged_collapsed)
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "khugepaged collapsed nothing waking at once: its phase cannot matter");
+	else {
+		g->phases = 3;
+		g->phase_ms[1] = res->khugepaged_scan_sleep_ms / 2;
+		g->phase_ms[2] = UINT64_MAX;
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "each layout with khugepaged waking at once, %llu ms later, and asleep "
+			 "through the trace",
+			 (unsigned long long)g->phase_ms[1]);
 	}
 }
 
@@ -269,7 +303,6 @@ struct job {
 	const char *path;
 	const struct replay_opts *o;
 	struct replay_ranges *g;
-	const int64_t *heap_shift; /* [n]: chosen, or -1: drawn */
 	pthread_mutex_t lock;
 	int next, failed;
 	char err[512];
@@ -291,15 +324,19 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (k >= j->g->n)
 			return NULL;
-		heap = j->heap_shift[k];
+		heap = j->g->heap_shift[k / j->g->phases];
 		o.heap_chosen = heap >= 0;
 		o.heap_shift = heap;
-		o.layout = k;
+		o.layout = k / j->g->phases;
+		if (j->g->phase_ms[k % j->g->phases] == UINT64_MAX)
+			o.no_khugepaged = 1;
+		else
+			o.khugepaged_phase_ms = j->g->phase_ms[k % j->g->phases];
 		o.progress = 0;
 		if (replay_run(j->path, &o, &r, err, sizeof(err))) {
 			pthread_mutex_lock(&j->lock);
 			if (!j->failed++)
-				snprintf(j->err, sizeof(j->err), "layout %d: %s", k, err);
+				snprintf(j->err, sizeof(j->err), "layout %d: %s", k / j->g->phases, err);
 			pthread_mutex_unlock(&j->lock);
 		} else {
 			pthread_mutex_lock(&j->lock);
@@ -323,8 +360,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 {
 	struct replay_opts o0 = *o;
 	struct replay_ranges *g;
-	int64_t *shift;
-	double t0 = now_s();
+	double t0 = now_s(), *wl;
 	int e;
 
 	o0.layout = 0;
@@ -334,32 +370,39 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return 0; /* the report stands without its ranges */
+	res->ranges = g;
 	g->asked = nlayouts < 1 ? 1 : nlayouts;
 	g->seed = o->layout_seed;
 	layout_fixed(o, res, g->fixed, sizeof(g->fixed));
-	g->n = g->fixed[0] ? 1 : g->asked;
+	g->layouts = g->fixed[0] ? 1 : g->asked;
+	phase_plan(o, res, g);
+	if (g->layouts == 1)
+		g->phases = 1; /* one layout: the report's own run */
+	g->n = g->layouts * g->phases;
 	g->nmms = res->nmms;
 	g->machine = calloc((size_t)RANGE_NR_MACHINE * g->n, sizeof(uint64_t));
 	g->mm = calloc((size_t)(g->nmms ? g->nmms : 1) * RANGE_NR_MM * g->n, sizeof(uint64_t));
 	g->weight = calloc((size_t)g->n, sizeof(double));
-	shift = calloc((size_t)g->n, sizeof(*shift));
-	res->ranges = g;
-	if (!g->machine || !g->mm || !g->weight || !shift) {
-		free(shift);
+	g->heap_shift = calloc((size_t)g->layouts, sizeof(int64_t));
+	wl = calloc((size_t)g->layouts, sizeof(double));
+	if (!g->machine || !g->mm || !g->weight || !g->heap_shift || !wl) {
+		free(wl);
 		replay_ranges_free(g);
 		res->ranges = NULL;
 		return 0;
 	}
 	take(g, 0, res);
+	wl[0] = 1;
 	if (g->n > 1) {
 		struct job j = { .path = path, .o = o, .g = g, .lock = PTHREAD_MUTEX_INITIALIZER,
-				 .next = 1, .heap_shift = shift };
+				 .next = 1 };
 		pthread_t th[64];
 		int nth = threads < 1 ? 1 : threads > 64 ? 64 : threads, started = 0;
 
 		if (nth > g->n - 1)
 			nth = g->n - 1;
-		heap_plan(path, g, shift);
+		if (g->layouts > 1)
+			heap_plan(path, g, g->heap_shift, wl);
 		for (int t = 1; t < nth; t++)
 			started += !pthread_create(&th[started], NULL, worker, &j);
 		worker(&j);
@@ -367,14 +410,14 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 			pthread_join(th[t], NULL);
 		if (j.failed) {
 			snprintf(err, errlen, "%s", j.err);
-			g->heap_shift = shift;
-			replay_result_free(res); /* frees g and shift */
+			free(wl);
+			replay_result_free(res); /* frees g */
 			return -EIO;
 		}
-	} else {
-		g->weight[0] = 1;
 	}
-	g->heap_shift = shift;
+	for (int k = 0; k < g->n; k++)
+		g->weight[k] = wl[k / g->phases] / g->phases;
+	free(wl);
 	g->seconds = now_s() - t0;
 	return 0;
 }

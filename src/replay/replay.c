@@ -154,7 +154,9 @@ static void timer_update(struct replay *r)
 }
 
 /* After a record that may have registered an mm: a khugepaged with
- * nothing to do wakes now (__khugepaged_enter's wake_up_interruptible). */
+ * nothing to do wakes now (__khugepaged_enter's wake_up_interruptible);
+ * with a phase (--khugepaged-phase, ranges.c), one busy with others'
+ * mms is that far into its sleep and wakes when the sleep ends. */
 static void khug_check_registered(struct replay *r)
 {
 	struct thps_khugepaged_stats k;
@@ -163,7 +165,7 @@ static void khug_check_registered(struct replay *r)
 		return;
 	thps_khugepaged_stats(r->m, &k);
 	if (k.mm_slots) {
-		r->khug_next_ns = r->now_ns;
+		r->khug_next_ns = r->now_ns + r->o->khugepaged_phase_ms * 1000000ULL;
 		timer_update(r);
 	}
 }

@@ -216,6 +216,9 @@ struct replay_opts {
 				    the last record; 0: not at all */
 	int no_khugepaged;       /* --khugepaged off: no background scan during the
 				    trace (MADV_COLLAPSE and --settle still run) */
+	uint64_t khugepaged_phase_ms; /* its first wake-up this long after an mm registers
+				    (0: at once, as on an idle machine) */
+	int khugepaged_phase_pinned;  /* --khugepaged-phase: replay_run_layouts keeps it */
 	int thp_disabled;        /* --as-recorded: every process under PR_SET_THP_DISABLE,
 				    as the recorder ran them (no THP, MADV_COLLAPSE
 				    fails) */
@@ -359,14 +362,19 @@ enum { RANGE_MM_FIGURES(RANGE_MM_ENUM) RANGE_NR_MM };
 #undef RANGE_ENUM
 #undef RANGE_MM_ENUM
 
+#define REPLAY_MAX_PHASES 3
 struct replay_ranges {
-	int asked, n;            /* layouts asked for, and run */
+	int asked, n;            /* runs: layouts asked for, and runs made (layouts x phases) */
+	int layouts, phases;     /* run k is layout k / phases under phase k % phases */
+	uint64_t phase_ms[REPLAY_MAX_PHASES]; /* khugepaged's phases; UINT64_MAX: asleep
+				    through the trace */
+	char phase_why[160];     /* why the phase varies, or does not */
 	uint64_t seed;
 	char fixed[256];         /* not empty: why the layout cannot matter */
 	uint64_t *machine;       /* [RANGE_NR_MACHINE][n]: each layout's */
 	double *weight;          /* [n]: the share of Linux's layouts each stands for */
 	int heap_classes;        /* heap offsets that give different heaps (0: none seen) */
-	int64_t *heap_shift;     /* [n]: the heap's shift chosen for layout k, or -1: drawn */
+	int64_t *heap_shift;     /* [layouts]: the heap's shift chosen for layout k, or -1: drawn */
 	int nmms;                /* processes matched in every layout (0: none) */
 	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
 	double seconds;          /* wall time of all the layouts */

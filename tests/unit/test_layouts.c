@@ -238,3 +238,63 @@ TEST(layouts_only_where_the_layout_can_matter)
 	replay_result_free(&r);
 	unlink(P);
 }
+
+/*
+ * khugepaged's phase.  A 4 MiB range written half (every other page) in
+ * 4 KiB pages, then madvised: the mm registers with khugepaged
+ * (khugepaged_enter_vma), which collapses both ranges at its next wake-up
+ * (max_ptes_none 511 allows 256 empty PTEs).  The program lives 3 s more,
+ * khugepaged sleeps 10 s between scans: waking at once it collapses
+ * both; 5 s into its sleep (the half the ranges try) or asleep, neither.
+ */
+TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
+{
+	const uint64_t at = 0x7f0000200000ULL;
+	struct trace_header h = { 0 };
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED };
+	struct replay_result r;
+	uint64_t s[3];
+	char err[1024];
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-layout-phase.trace", (int)getpid());
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
+				   "10000"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/max_ptes_none", "511"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
+	lsys(9, (int64_t)at, 0, MB(4), RW, ANON_PRIVATE);
+	for (uint64_t a = at; a < at + MB(4); a += 2 * PAGE)
+		trace_write_fault(&W, a, 1, 0);
+	lsys(28, 0, at, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	trace_write_time(&W, 3000ULL * 1000000, 0);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+
+	ASSERT_OK(replay_run_layouts(P, &o, 4, 2, &r, err, sizeof(err)));
+	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 2); /* layout 0: at once */
+	ASSERT(r.ranges && r.ranges->phases == 3 && r.ranges->n == 12);
+	ASSERT_EQ(r.ranges->phase_ms[1], 5000);
+	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
+		      r.ranges->n, s);
+	ASSERT_EQ(s[0], 0);
+	ASSERT_EQ(s[2], 2);
+	for (int k = 0; k < r.ranges->n; k++) /* layout k / 3, phase k % 3 */
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
+			  k % 3 == 0 ? 2 : 0);
+	replay_result_free(&r);
+
+	/* pinned 2 s into its sleep: it wakes before the exit, in every layout */
+	o.khugepaged_phase_ms = 2000;
+	o.khugepaged_phase_pinned = 1;
+	ASSERT_OK(replay_run_layouts(P, &o, 4, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 4);
+	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
+		      r.ranges->n, s);
+	ASSERT_EQ(s[0], 2);
+	ASSERT_EQ(s[2], 2);
+	replay_result_free(&r);
+	unlink(P);
+}
