@@ -53,13 +53,16 @@ static const char usage_text[] =
 	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE [--force]]\n"
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"                      [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS]\n"
-	"                      [--as-recorded]\n"
+	"                      [--as-recorded] [--layouts N] [--layout-seed S] [--khugepaged-phase MS]\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
 	"  one line per policy, the difference from the first shaded; an existing FILE is\n"
 	"  replaced only with --force (never through a symbolic link), and only once the\n"
-	"  chart is complete.";
+	"  chart is complete.  Each policy runs under --layouts N address layouts (default "
+	REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) ",\n"
+	"  as thpsim replay): the table gives the recorded layout's figures, and the ranges\n"
+	"  across layouts follow it.";
 
 static int parse_policy(struct policy *p, const char *name, const char *spec,
 			const struct knob_sets *sets)
@@ -149,7 +152,9 @@ static void *run_policy(void *arg)
 {
 	struct policy *p = arg;
 
-	p->rc = replay_run(p->path, &p->o, &p->res, p->err, sizeof(p->err));
+	/* one thread each: the policies run side by side */
+	p->rc = replay_run_layouts(p->path, &p->o, p->o.layouts ? p->o.layouts : REPLAY_LAYOUTS_DEFAULT,
+				   1, &p->res, p->err, sizeof(p->err));
 	return NULL;
 }
 
@@ -543,6 +548,145 @@ static void print_work(struct policy *pol, int n)
 	}
 }
 
+/* ---- across layouts ---- */
+
+/* Replay j's machine figure f of a policy (its own one, where it ran one
+ * layout). */
+static uint64_t layout_value(const struct replay_result *r, int f, int j)
+{
+	const struct replay_ranges *g = r->ranges;
+
+	if (!g)
+		return f == RANGE_peak_AnonPages ? peak_anon(r) : 0;
+	return g->machine[(size_t)f * g->n + (j < g->n ? j : 0)];
+}
+
+/* Policy k's extra peak AnonPages against the baseline's, replay by
+ * replay: the same layout (the baseline's own where it ran one). */
+static int64_t layout_extra(const struct policy *pol, int k, int j)
+{
+	const struct replay_ranges *g = pol[k].res.ranges, *b = pol[0].res.ranges;
+	int layout = g ? j / g->phases : 0;
+	int jb = b && b->n > 1 && layout < b->layouts ? layout * b->phases : 0;
+
+	return (int64_t)layout_value(&pol[k].res, RANGE_peak_AnonPages, j) -
+	       (int64_t)layout_value(&pol[0].res, RANGE_peak_AnonPages, jb);
+}
+
+/* Policy k's extra, lowest, weighted median and highest (shifted by
+ * INT64_MIN's half so that the unsigned spread orders them). */
+static void extra_spread(const struct policy *pol, int k, int64_t out[3])
+{
+	const struct replay_ranges *g = pol[k].res.ranges;
+	int n = g ? g->n : 1;
+	uint64_t *v = malloc((size_t)n * sizeof(*v)), s[3];
+	const uint64_t off = 1ULL << 62;
+
+	if (!v) {
+		out[0] = out[1] = out[2] = layout_extra(pol, k, 0);
+		return;
+	}
+	for (int j = 0; j < n; j++)
+		v[j] = (uint64_t)(layout_extra(pol, k, j) + (int64_t)off);
+	replay_spread_weighted(v, g ? g->weight : NULL, n, s);
+	for (int i = 0; i < 3; i++)
+		out[i] = (int64_t)(s[i] - off);
+	free(v);
+}
+
+static void machine_spread(const struct replay_result *r, int f, uint64_t out[3])
+{
+	const struct replay_ranges *g = r->ranges;
+
+	if (!g) {
+		out[0] = out[1] = out[2] = layout_value(r, f, 0);
+		return;
+	}
+	replay_spread_weighted(g->machine + (size_t)f * g->n, g->weight, g->n, out);
+}
+
+static void print_ranges(struct policy *pol, int n)
+{
+	static const struct {
+		int f;
+		const char *label;
+	} cols[] = {
+		{ RANGE_peak_AnonPages, "peak Anon kB" },
+		{ RANGE_final_AnonPages, "final Anon kB" },
+		{ RANGE_final_AnonHugePages, "final AHP kB" },
+	};
+	int any = 0;
+
+	for (int k = 0; k < n; k++)
+		any |= pol[k].res.ranges && pol[k].res.ranges->n > 1;
+	if (!any) {
+		printf("\naddress layouts: the figures cannot depend on them here (%s)\n",
+		       pol[0].res.ranges && pol[0].res.ranges->fixed[0] ? pol[0].res.ranges->fixed
+									: "--layouts 1");
+		return;
+	}
+	printf("\nacross address layouts (thpsim replay --layouts): lowest..highest, median\n"
+	       "%-16s %8s", "policy", "replays");
+	for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+		printf(" %27s", cols[c].label);
+	printf(" %27s\n", "extra kB");
+	for (int k = 0; k < n; k++) {
+		const struct replay_ranges *g = pol[k].res.ranges;
+		char buf[64];
+		int64_t e[3];
+
+		printf("%-16.16s %8d", pol[k].name, g ? g->n : 1);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			uint64_t s[3];
+
+			machine_spread(&pol[k].res, cols[c].f, s);
+			snprintf(buf, sizeof(buf), "%" PRIu64 "..%" PRIu64 ", %" PRIu64, s[0], s[2], s[1]);
+			printf(" %27s", buf);
+		}
+		extra_spread(pol, k, e);
+		snprintf(buf, sizeof(buf), "%" PRId64 "..%" PRId64 ", %" PRId64, e[0], e[2], e[1]);
+		printf(" %27s\n", buf);
+	}
+	for (int k = 0; k < n; k++)
+		if (pol[k].res.ranges && pol[k].res.ranges->fixed[0])
+			printf("  %s: one layout: %s\n", pol[k].name, pol[k].res.ranges->fixed);
+		else if (pol[k].res.ranges && pol[k].res.ranges->phases > 1)
+			printf("  %s: %s\n", pol[k].name, pol[k].res.ranges->phase_why);
+}
+
+static void json_ranges(struct json *j, struct policy *pol, int k)
+{
+	static const struct {
+		int f;
+		const char *key;
+	} rows[] = {
+		{ RANGE_peak_AnonPages, "peak_AnonPages" },
+		{ RANGE_peak_AnonHugePages, "peak_AnonHugePages" },
+		{ RANGE_final_AnonPages, "final_AnonPages" },
+		{ RANGE_final_AnonHugePages, "final_AnonHugePages" },
+	};
+	int64_t e[3];
+
+	json_begin_object(j, "range");
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		uint64_t s[3];
+
+		machine_spread(&pol[k].res, rows[r].f, s);
+		json_begin_object(j, rows[r].key);
+		json_uint(j, "min", s[0]);
+		json_uint(j, "median", s[1]);
+		json_uint(j, "max", s[2]);
+		json_end_object(j);
+	}
+	extra_spread(pol, k, e);
+	json_begin_object(j, "extra_kB");
+	json_int(j, "min", e[0]);
+	json_int(j, "median", e[1]);
+	json_int(j, "max", e[2]);
+	json_end_object(j);
+	json_end_object(j);
+}
+
 static void print_text(const char *path, struct policy *pol, int n)
 {
 	uint64_t base = peak_anon(&pol[0].res);
@@ -578,6 +722,7 @@ static void print_text(const char *path, struct policy *pol, int n)
 		       base ? 100.0 * (double)extra / (double)base : 0.0,
 		       share(r->peak_meminfo_huge_kb, peak));
 	}
+	print_ranges(pol, n);
 	print_verdict(pol, n);
 	print_kinds(pol, n);
 	print_work(pol, n);
@@ -626,6 +771,7 @@ static void print_json(const char *path, struct policy *pol, int n)
 		json_int(&j, "extra_kB", extra);
 		json_double(&j, "extra_pct", base ? 100.0 * (double)extra / (double)base : 0.0);
 		json_double(&j, "huge_share_pct", share(r->peak_meminfo_huge_kb, peak));
+		json_ranges(&j, pol, k);
 		{
 			struct verdict v;
 
@@ -655,7 +801,7 @@ int cmd_compare(int argc, char **argv)
 {
 	static struct policy pol[MAX_POLICIES];
 	struct knob_sets sets = { 0 };
-	struct replay_opts common = { .progress = 1 };
+	struct replay_opts common = { .progress = 1, .layout_seed = 1 };
 	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
 	char namebuf[MAX_POLICIES][64];
 	int json = 0, n = 0, failed = 0, force = 0;
@@ -712,10 +858,16 @@ int cmd_compare(int argc, char **argv)
 		}
 	for (int k = 0; k < n; k++) {
 		memset(&pol[k], 0, sizeof(pol[k]));
+		struct knob_sets knobs;
+
 		if (parse_policy(&pol[k], specs[k][0], specs[k][1], &sets))
 			return 2;
-		pol[k].o.ram_bytes = common.ram_bytes;
-		pol[k].o.progress = common.progress;
+		/* the common options (--ram, --settle, --khugepaged, --layouts...),
+		 * then the policy's knobs */
+		knobs = pol[k].o.knobs;
+		pol[k].o = common;
+		pol[k].o.knobs = knobs;
+		pol[k].o.label = pol[k].name;
 		pol[k].path = path; /* or the copy, once it is made */
 	}
 	/* the chart's file before the work: an existing one is refused now */

@@ -992,3 +992,70 @@ TEST(edges_killed_writer_leaves_its_complete_blocks)
 	replay_result_free(&res);
 	tdir_remove();
 }
+
+/*
+ * compare under several layouts, and with the options every policy
+ * shares.  A 3 MiB anonymous mmap recorded at a 2 MiB boundary, written
+ * through: a THP where a whole 2 MiB block lies inside it (one when its
+ * start is at most 1 MiB into a block, none otherwise), so under always
+ * with no THP alignment (thpsim/anon_thp_align=none: 6.1's placement)
+ * each layout gets 2048 or 0 kB by the mmap base's shift, which the test
+ * works out from replay_layout_shifts.  --as-recorded (every process
+ * THP-disabled) must reach every policy: no THP, one layout.
+ */
+TEST(edges_compare_ranges_across_layouts_and_common_options)
+{
+	char trace[256], *row;
+	const uint64_t at = 0x7f0000000000ULL;
+	uint64_t args[6] = { 0, MB(3), 3, 0x22, (uint64_t)-1, 0 }, lo = UINT64_MAX, hi = 0;
+	unsigned long long v[12];
+	int replays;
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+
+	tdir("layouts");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	ASSERT_OK(trace_header_add(&h, "command", "prog"));
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)at);
+	for (uint64_t o = 0; o < MB(3); o += PAGE)
+		trace_write_fault(&w, at + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	for (int k = 0; k < 16; k++) {
+		struct replay_shifts d;
+		uint64_t start, b, kb;
+
+		replay_layout_shifts(1, k, -1, &d);
+		start = at + (uint64_t)d.mmap;
+		b = (start + HPAGE - 1) & ~(HPAGE - 1);
+		kb = b + HPAGE <= start + MB(3) ? 2048 : 0;
+		lo = kb < lo ? kb : lo;
+		hi = kb > hi ? kb : hi;
+	}
+	ASSERT(lo == 0 && hi == 2048); /* seed 1's 16 layouts have both */
+	ASSERT_EQ(thpsim(NULL, "compare", "-q", trace, "--policy", "never=enabled=never", "--policy",
+			 "always=enabled=always,thpsim/anon_thp_align=none", "--khugepaged", "off",
+			 "--layouts", "16", NULL), 0);
+	row = strstr(cli_out, "lowest..highest, median");
+	ASSERT(row && (row = strstr(row, "\nalways ")));
+	ASSERT_EQ(sscanf(row + 8, "%d %llu..%llu, %llu %llu..%llu, %llu %llu..%llu, %llu", &replays,
+			 &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]), 10);
+	ASSERT_EQ(replays, 16);
+	ASSERT_EQ(v[6], lo);
+	ASSERT_EQ(v[7], hi);
+	/* the never row: one replay, the policy says why */
+	ASSERT(strstr(cli_out, "never: one layout: every THP size is never"));
+	/* every policy THP-disabled: the always row as never's */
+	ASSERT_EQ(thpsim(NULL, "compare", "-q", trace, "--policy", "never=enabled=never", "--policy",
+			 "always=enabled=always", "--as-recorded", NULL), 0);
+	ASSERT(!strstr(cli_out, "lowest..highest")); /* nothing varies */
+	ASSERT(strstr(cli_out, "every process ran THP-disabled"));
+	row = strstr(cli_out, "\nalways ");
+	ASSERT(row);
+	ASSERT_EQ(sscanf(row + 8, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]), 4);
+	ASSERT_EQ(v[2], 0); /* peak AnonHugePages */
+	ASSERT_EQ(v[3], 0);
+}
