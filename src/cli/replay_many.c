@@ -54,6 +54,55 @@ static const char *const labels[] = { SPREAD_FIGURES(SPREAD_LABEL) };
 #undef SPREAD_NAME
 #undef SPREAD_LABEL
 
+/* Machine figure f over every trace's layouts: each trace weighs alike,
+ * its layouts by their weights.  0 when no trace has ranges. */
+static int pooled(const struct replay_result *res, int n, int f, uint64_t out[3])
+{
+	int total = 0, at = 0;
+	uint64_t *v;
+	double *w;
+
+	for (int t = 0; t < n; t++)
+		total += res[t].ranges ? res[t].ranges->n : 0;
+	if (!total || !(v = malloc((size_t)total * sizeof(*v))) ||
+	    !(w = malloc((size_t)total * sizeof(*w)))) {
+		if (total)
+			free(v);
+		return 0;
+	}
+	for (int t = 0; t < n; t++) {
+		const struct replay_ranges *g = res[t].ranges;
+
+		for (int k = 0; g && k < g->n; k++, at++) {
+			v[at] = g->machine[(size_t)f * g->n + k];
+			w[at] = g->weight[k] / n;
+		}
+	}
+	replay_spread_weighted(v, w, total, out);
+	free(v);
+	free(w);
+	return 1;
+}
+
+static void print_pooled_text(const struct replay_result *res, int n)
+{
+	int replays = 0;
+
+	for (int t = 0; t < n; t++)
+		replays += res[t].ranges ? res[t].ranges->n : 1;
+	if (replays == n)
+		return; /* one layout each: the table above says it */
+	printf("\nwith each trace's address layouts (%d replays; thpsim replay --layouts):\n"
+	       "%-26s %12s %12s %12s\n", replays, "figure", "lowest", "median", "highest");
+	for (int f = 0; f < RANGE_NR_MACHINE; f++) {
+		uint64_t s[3];
+
+		if (pooled(res, n, f, s))
+			printf("%-26s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+			       replay_range_machine_name(f), s[0], s[1], s[2]);
+	}
+}
+
 static void print_text(char **paths, int n, struct replay_result *res, const uint64_t *v)
 {
 	printf("thpsim replay: %d recordings of %s\n  under %s (each trace's recording machine's "
@@ -75,6 +124,7 @@ static void print_text(char **paths, int n, struct replay_result *res, const uin
 	printf("\n");
 	for (int t = 0; t < n; t++)
 		printf("#%d %s%s\n", t + 1, paths[t], res[t].partial ? " (PARTIAL: the trace stopped early)" : "");
+	print_pooled_text(res, n);
 	printf("AnonPages, AnonHugePages: the machine's meminfo (a page shared after fork once), at "
 	       "its peak\nand when the last process ended; at exits: each process's figure when it "
 	       "ended, summed.\nOne trace's full report: thpsim replay TRACE.\n");
@@ -104,6 +154,19 @@ static void print_json(char **paths, int n, struct replay_result *res, const uin
 		for (int t = 0; t < n; t++)
 			json_uint(&j, NULL, v[(size_t)f * n + t]);
 		json_end_array(&j);
+		json_end_object(&j);
+	}
+	json_end_object(&j);
+	json_begin_object(&j, "spread_with_layouts");
+	for (int f = 0; f < RANGE_NR_MACHINE; f++) {
+		uint64_t s[3];
+
+		if (!pooled(res, n, f, s))
+			continue;
+		json_begin_object(&j, replay_range_machine_name(f));
+		json_uint(&j, "min", s[0]);
+		json_uint(&j, "median", s[1]);
+		json_uint(&j, "max", s[2]);
 		json_end_object(&j);
 	}
 	json_end_object(&j);
@@ -147,7 +210,8 @@ int replay_many(char **paths, int n, const struct replay_opts *o, const char *fo
 		return 2;
 	}
 	for (t = 0; t < n && !rc; t++) {
-		if (replay_run(paths[t], o, &res[t], err, sizeof(err))) {
+		if (replay_run_layouts(paths[t], o, o->layouts ? o->layouts : REPLAY_LAYOUTS_DEFAULT,
+				       replay_threads(), &res[t], err, sizeof(err))) {
 			msg_error(0, "replay: %s", err);
 			rc = 2;
 		} else if (strcmp(res[t].command, res[0].command)) {
