@@ -1,0 +1,11 @@
+# The real programs of docs/validation.md, "Real runtimes": . tools/validate/ranges-progs.sh
+PY='/usr/bin/python3 -c "d={i:str(i)*3 for i in range(400000)}
+b=[bytearray(3000) for _ in range(3000)]
+del d
+import os
+if os.fork()==0:
+    l=list(range(2000000)); os._exit(0)
+os.wait()"'
+SQ='sqlite3 :memory: "create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<400000) insert into t select x, randomblob(64) from c; select count(*) from t;"'
+PL="perl -e 'my %h; \$h{\$_} = \"x\" x 40 for 1..300000; print scalar(keys %h), qq(\n)'"
+ND='node -e "const a=[]; for(let i=0;i<1e6;i++) a.push({i, s: \"x\"+i}); console.log(a.length)"'
