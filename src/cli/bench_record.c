@@ -30,10 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "bench_record.h"
+#include "replay_out.h"
 #include "record/record.h"
 #include "replay/replay.h"
 #include "trace/trace.h"
@@ -248,6 +250,66 @@ static void measures_ratio(const char *path, double *all, double *figs, double *
 	ratio_in_turns(path, &all_cfg, &figs_cfg, all, figs, ratio, NULL);
 }
 
+static double process_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * The layouts (thpsim replay's default count, THP always) against the
+ * same number of replays one after another, in turns, medians of
+ * LAYOUT_RUNS: what replaying every layout costs over replaying the trace
+ * once per layout, and how much of it is the CPUs.
+ */
+#define LAYOUT_RUNS 3
+static void layouts_cost(const char *path, struct bench_record *b)
+{
+	double lw[LAYOUT_RUNS], lc[LAYOUT_RUNS], sw[LAYOUT_RUNS], sc[LAYOUT_RUNS];
+	struct replay_opts o = { .ram_bytes = 4ULL << 30, .layout_seed = 1 };
+	struct replay_result res;
+	char err[1024];
+
+	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", "always");
+	b->layouts_n = REPLAY_LAYOUTS_DEFAULT;
+	b->layouts_ncpu = replay_threads();
+	for (int i = 0; i < LAYOUT_RUNS; i++) {
+		double w0 = bench_now(), c0 = process_cpu();
+
+		if (replay_run_layouts(path, &o, b->layouts_n, b->layouts_ncpu, &res, err,
+				       sizeof(err))) {
+			fprintf(stderr, "thpsim bench: replay: %s\n", err);
+			return;
+		}
+		lw[i] = bench_now() - w0;
+		lc[i] = process_cpu() - c0;
+		b->layouts_replays = res.ranges ? res.ranges->n : 1;
+		replay_result_free(&res);
+		w0 = bench_now();
+		c0 = process_cpu();
+		for (int k = 0; k < b->layouts_replays; k++) {
+			struct replay_opts ok = o;
+
+			ok.layout = k % b->layouts_n;
+			if (replay_run(path, &ok, &res, err, sizeof(err)))
+				return;
+			replay_result_free(&res);
+		}
+		sw[i] = bench_now() - w0;
+		sc[i] = process_cpu() - c0;
+	}
+	qsort(lw, LAYOUT_RUNS, sizeof(double), cmp_double);
+	qsort(lc, LAYOUT_RUNS, sizeof(double), cmp_double);
+	qsort(sw, LAYOUT_RUNS, sizeof(double), cmp_double);
+	qsort(sc, LAYOUT_RUNS, sizeof(double), cmp_double);
+	b->layouts_wall = lw[LAYOUT_RUNS / 2];
+	b->layouts_cpu = lc[LAYOUT_RUNS / 2];
+	b->seq_wall = sw[LAYOUT_RUNS / 2];
+	b->seq_cpu = sc[LAYOUT_RUNS / 2];
+}
+
 static void replay_rate(const char *path, const char *enabled, uint64_t *records, double r[2])
 {
 	const struct replay_cfg c = { enabled, NULL, NULL, 0, 0 };
@@ -344,6 +406,7 @@ void bench_record_collect(struct bench_record *b)
 			   &b->khug_wakeups[1]);
 		mthp_ratio(trace, &b->mthp_on[1], &b->mthp_off[1], &b->mthp_ratio[1]);
 		measures_ratio(trace, &b->meas_all[0], &b->meas_figs[0], &b->meas_ratio[0]);
+		layouts_cost(trace, b);
 	}
 	if (write_churn_trace(trace, &recs) == 0)
 		measures_ratio(trace, &b->meas_all[1], &b->meas_figs[1], &b->meas_ratio[1]);
@@ -486,6 +549,18 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		}
 		json_end_array(j);
 		json_double(j, "measures_goal_ratio", MEASURES_GOAL);
+		json_begin_object(j, "layouts_vs_one_replay_per_layout");
+		json_string(j, "trace", "read_write");
+		json_int(j, "layouts", b->layouts_n);
+		json_int(j, "replays", b->layouts_replays);
+		json_int(j, "cpus", b->layouts_ncpu);
+		json_double(j, "layouts_wall_s", b->layouts_wall);
+		json_double(j, "layouts_cpu_s", b->layouts_cpu);
+		json_double(j, "one_per_layout_wall_s", b->seq_wall);
+		json_double(j, "one_per_layout_cpu_s", b->seq_cpu);
+		json_double(j, "speedup_wall", b->layouts_wall > 0 ? b->seq_wall / b->layouts_wall : 0);
+		json_double(j, "goal_speedup_wall", 2.0);
+		json_end_object(j);
 		json_end_object(j);
 		json_begin_object(j, "record_overhead");
 		if (!b->record_ran) {
@@ -538,6 +613,18 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		printf("  %-18s all %6.1f M/s  figures %6.1f M/s  %.2fx %s\n",
 		       t ? "8 processes churn" : "reads then writes", b->meas_all[t] / 1e6,
 		       b->meas_figs[t] / 1e6, b->meas_ratio[t], b->meas_ratio[t] >= MEASURES_GOAL ? "" : "<");
+	if (b->layouts_wall > 0) {
+		double one = b->seq_wall / b->layouts_replays;
+
+		printf("layouts (thpsim replay's default %d, THP always, the reads-then-writes trace):\n"
+		       "  %d replays on %d CPUs %.2f s wall (%.2f CPU-s), one after another %.2f s wall\n"
+		       "  (%.2f CPU-s): %.2fx faster %s(goal 2x; the gain is the CPUs: the replays share\n"
+		       "  only the trace file); one replay %.3f s (%.1f M records/s)\n",
+		       b->layouts_n, b->layouts_replays, b->layouts_ncpu, b->layouts_wall,
+		       b->layouts_cpu, b->seq_wall, b->seq_cpu, b->seq_wall / b->layouts_wall,
+		       b->seq_wall / b->layouts_wall >= 2.0 ? "" : "< ", one,
+		       one > 0 ? (double)b->replay_rw_records / one / 1e6 : 0.0);
+	}
 	printf("recording overhead (the cover letter's program, median of 7 runs):\n");
 	if (!b->record_ran) {
 		printf("  skipped: %s\n", b->record_skipped[0] ? b->record_skipped : "a run failed");

@@ -24,6 +24,11 @@ struct bench_record {
 	/* THP always, every measure over the figures and series alone: the
 	 * read-and-write trace and a churn of small mappings in 8 processes */
 	double meas_ratio[2], meas_all[2], meas_figs[2];
+	/* the read-and-write trace under LAYOUTS_N layouts (thpsim replay's
+	 * default) on every CPU, against LAYOUTS_N replays one after another:
+	 * wall and process CPU seconds, medians, and the CPUs used */
+	double layouts_wall, layouts_cpu, seq_wall, seq_cpu;
+	int layouts_n, layouts_replays, layouts_ncpu;
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */
