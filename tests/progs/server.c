@@ -8,7 +8,7 @@
  * khugepaged's pages_to_scan and scan_sleep_millisecs.
  *
  *	server [--size MiB] [--stride KiB] [--used PERCENT] [--idle SECONDS]
- *	       [--collapse PERCENT]
+ *	       [--collapse PERCENT] [--release]
  *
  * The heap (--size, default 128 MiB, 2 MiB-aligned) is written one byte
  * every --stride (default 64 KiB) over its first --used percent (default
@@ -26,6 +26,13 @@
  * MADV_COLLAPSE (Linux 6.1+), as a program that wants its THPs now does,
  * and says on stderr if the call failed.  tools/kernels compares the series with the one
  * thpsim replay predicts from the program's trace.
+ *
+ * --release is Go issue 64332: the heap is madvised first, so the writes
+ * fault THPs, then returned to the kernel with MADV_DONTNEED, all but the
+ * first page of each 2 MiB (as a runtime's scavenger releases the free
+ * part of its heap).  The zap splits each PMD; with max_ptes_none=511
+ * khugepaged then finds one present page in each range, collapses it back
+ * into a THP, and the memory the program gave back returns while it idles.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +74,7 @@ static long long ms_since(const struct timespec *t0)
 int main(int argc, char **argv)
 {
 	unsigned long size = 128 * MB, stride = 64 * 1024, used = 75, idle = 8, collapse = 0;
+	int release = 0;
 	struct timespec t0, next;
 	char *map, *heap;
 
@@ -82,9 +90,11 @@ int main(int argc, char **argv)
 			idle = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--collapse") && i + 1 < argc)
 			collapse = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--release"))
+			release = 1;
 		else {
 			fprintf(stderr, "usage: server [--size MiB] [--stride KiB] [--used PERCENT] "
-					"[--idle SECONDS] [--collapse PERCENT]\n");
+					"[--idle SECONDS] [--collapse PERCENT] [--release]\n");
 			return 2;
 		}
 	}
@@ -102,9 +112,12 @@ int main(int argc, char **argv)
 	if (heap > map)
 		munmap(map, (size_t)(heap - map));
 	munmap(heap + size, (size_t)(map + HPAGE - heap));
-	madvise(heap, size, MADV_NOHUGEPAGE);
+	madvise(heap, size, release ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	for (unsigned long off = 0; off < size / 100 * used; off += stride)
 		heap[off] = 1;
+	if (release)
+		for (unsigned long off = 0; off + HPAGE <= size / 100 * used; off += HPAGE)
+			madvise(heap + off + 4096, HPAGE - 4096, MADV_DONTNEED);
 	madvise(heap, size, MADV_HUGEPAGE);
 	if (collapse) {
 		unsigned long len = size / 100 * collapse / HPAGE * HPAGE;
