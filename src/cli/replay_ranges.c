@@ -64,10 +64,14 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		fprintf(f, "\naddress layouts: the recorded one alone (--layouts 1).\n");
 		return;
 	}
-	fprintf(f, "\nunder %d address layouts (the recorded one and %d drawn from seed %" PRIu64
-		   ", as Linux's\naddress randomisation would place the heap, the mmap base and the "
-		   "stack): the\nrecorded layout's figure (lowest–highest, median), kB or events:\n",
-		g->layouts, g->layouts - 1, g->seed);
+	if (g->layouts == 1)
+		fprintf(f, "\nunder the recorded address layout (--layouts 1), khugepaged's phases "
+			   "varied: the\nrecorded phase's figure (lowest–highest, median), kB or events:\n");
+	else
+		fprintf(f, "\nunder %d address layouts (the recorded one and %d drawn from seed %" PRIu64
+			   ", as Linux's\naddress randomisation would place the heap, the mmap base and "
+			   "the stack): the\nrecorded layout's figure (lowest–highest, median), kB or "
+			   "events:\n", g->layouts, g->layouts - 1, g->seed);
 	fprintf(f, "  (khugepaged's phase: %s)\n", g->phase_why);
 	if (g->heap_classes && g->heap_classes < g->n)
 		fprintf(f, "  (the heap: %d classes of offset give different heaps, each replayed; "

@@ -375,9 +375,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 	g->seed = o->layout_seed;
 	layout_fixed(o, res, g->fixed, sizeof(g->fixed));
 	g->layouts = g->fixed[0] ? 1 : g->asked;
-	phase_plan(o, res, g);
-	if (g->layouts == 1)
-		g->phases = 1; /* one layout: the report's own run */
+	phase_plan(o, res, g); /* with --layouts 1 too: the phase is not the layout */
 	g->n = g->layouts * g->phases;
 	g->nmms = res->nmms;
 	g->machine = calloc((size_t)RANGE_NR_MACHINE * g->n, sizeof(uint64_t));

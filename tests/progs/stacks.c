@@ -12,15 +12,19 @@
  *
  * Each thread (default 32) writes --touch KiB (default 16) of its stack
  * and waits until all have; the main thread then prints its smaps_rollup
- * figures (Rss, Anonymous, AnonHugePages) and lets them exit.
+ * figures (Rss, Anonymous, AnonHugePages) and exits with the threads still
+ * in their stacks, so that the figures at exit are those of the live
+ * threads (a thread that ends has glibc release its stack with
+ * MADV_DONTNEED).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rollup.h"
 
-static pthread_barrier_t all_touched, may_exit;
+static pthread_barrier_t all_touched;
 static unsigned long touch = 16 * 1024;
 
 static void *thread(void *arg)
@@ -31,7 +35,8 @@ static void *thread(void *arg)
 	for (unsigned long i = 0; i < touch; i += 4096)
 		buf[i] = 1;
 	pthread_barrier_wait(&all_touched);
-	pthread_barrier_wait(&may_exit);
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -59,7 +64,6 @@ int main(int argc, char **argv)
 	if (!th)
 		return 1;
 	pthread_barrier_init(&all_touched, NULL, (unsigned)n + 1);
-	pthread_barrier_init(&may_exit, NULL, (unsigned)n + 1);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 2 * 1024 * 1024);
 	pthread_attr_setguardsize(&attr, 0);
@@ -71,8 +75,5 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&all_touched);
 	print_rollup();
 	fflush(stdout);
-	pthread_barrier_wait(&may_exit);
-	for (unsigned long i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
-	return 0;
+	exit(0);
 }

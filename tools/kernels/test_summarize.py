@@ -27,7 +27,7 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None, host_always=None, vmas=None, work=None):
+          host=None, runs=None, host_always=None, vmas=None, work=None, rng=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init); vmas: (the real run's
@@ -44,6 +44,9 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
                        json.dumps({"scenarios": host_always, "summary": {}}), 1)
     proc = {"pid": 100, "name": "prog", "ended_by": "end of trace", "end_s": 1.0,
             "file_copies_kB": 0, "final": {"Anonymous": anon[0], "AnonHugePages": huge[0]}}
+    if rng is not None:  # the replay's range over khugepaged's phases: {figure: (min, max)}
+        proc["final"]["range"] = {k: {"min": v[0], "median": v[0], "max": v[1]}
+                                  for k, v in rng.items()}
     real = {"pid": 200, "exe": "/progs/prog", "Anonymous": anon[1], "AnonHugePages": huge[1]}
     if vmas is not None:
         def vma(v):
@@ -100,6 +103,23 @@ TESTS = []
 def test(fn):
     TESTS.append(fn)
     return fn
+
+
+@test
+def khugepaged_phase_range_admits_a_run(tmp):
+    """A real run whose khugepaged collapsed nothing, against a replay whose
+    khugepaged woke at once: outside the replay's own figure, inside the
+    range of its phases (an ok row that says so); outside that range too:
+    still a failure."""
+    rng = {"Anonymous": (26448, 26448), "AnonHugePages": (10240, 12288)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(26448, 26448),
+                                           huge=(12288, 10240), rng=rng), "-")])
+    assert rc == 0, (rc, last)
+    row = [r for r in s[0]["programs"] if r["thp"] == "asked"][0]
+    assert row["ok"] and row["within_khugepaged_phases"]["AnonHugePages"] == [10240, 12288], row
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(26448, 26448),
+                                           huge=(12288, 4096), rng=rng), "-")])
+    assert rc == 1, (rc, last)
 
 
 @test
