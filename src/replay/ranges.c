@@ -212,33 +212,50 @@ static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift,
  * khugepaged's phases: where it is in its sleep when the program's first
  * mm registers.  On an idle machine it wakes at once (the replay's
  * default, layout 0's); on a busy one it is anywhere in its sleep, or
- * scanning other mms for longer than the program lives.  Three: at once,
- * half its sleep later, and asleep through the trace (as --khugepaged
- * off; --settle still runs it after).  Only where khugepaged collapsed
- * something in layout 0 and the phase is not pinned.
+ * scanning other mms for longer than the program lives.  Within the
+ * window W (its sleep, or the trace if shorter) its first wake-up can
+ * come at any moment, and a later one sees more of a growing program
+ * populated: at once, half-way through W, at the end of W, and asleep
+ * through the trace (as --khugepaged off; --settle still runs it after).
+ * Only where khugepaged collapsed something in layout 0 and the phase is
+ * not pinned; each phase weighs alike.
  */
 static void phase_plan(const struct replay_opts *o, const struct replay_result *res,
 		       struct replay_ranges *g)
 {
+	uint64_t w = res->duration_ns / 1000000;
+
 	g->phases = 1;
 	g->phase_ms[0] = o->khugepaged_phase_ms;
-	if (o->no_khugepaged)
+	if (o->no_khugepaged) {
 		snprintf(g->phase_why, sizeof(g->phase_why), "khugepaged off during the trace");
-	else if (o->khugepaged_phase_pinned)
+		return;
+	}
+	if (o->khugepaged_phase_pinned) {
 		snprintf(g->phase_why, sizeof(g->phase_why), "khugepaged's phase pinned at %llu ms",
 			 (unsigned long long)o->khugepaged_phase_ms);
-	else if (!res->khugepaged_collapsed)
-		snprintf(g->phase_why, sizeof(g->phase_why),
-			 "khugepaged collapsed nothing waking at once: its phase cannot matter");
-	else {
-		g->phases = 3;
-		g->phase_ms[1] = res->khugepaged_scan_sleep_ms / 2;
-		g->phase_ms[2] = UINT64_MAX;
-		snprintf(g->phase_why, sizeof(g->phase_why),
-			 "each layout with khugepaged waking at once, %llu ms later, and asleep "
-			 "through the trace",
-			 (unsigned long long)g->phase_ms[1]);
+		return;
 	}
+	if (!res->khugepaged_collapsed) {
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "not varied: khugepaged waking at once collapsed nothing");
+		return;
+	}
+	if (w > res->khugepaged_scan_sleep_ms)
+		w = res->khugepaged_scan_sleep_ms;
+	if (w >= 4) {
+		g->phase_ms[g->phases++] = w / 2;
+		g->phase_ms[g->phases++] = w - 1;
+	}
+	g->phase_ms[g->phases++] = UINT64_MAX;
+	if (g->phases == 4)
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "each layout with khugepaged waking at once, %llu ms and %llu ms later, and "
+			 "asleep through the trace", (unsigned long long)g->phase_ms[1],
+			 (unsigned long long)g->phase_ms[2]);
+	else
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "each layout with khugepaged waking at once and asleep through the trace");
 }
 
 /* Layout k's figures into the ranges. */

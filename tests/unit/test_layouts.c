@@ -244,8 +244,10 @@ TEST(layouts_only_where_the_layout_can_matter)
  * 4 KiB pages, then madvised: the mm registers with khugepaged
  * (khugepaged_enter_vma), which collapses both ranges at its next wake-up
  * (max_ptes_none 511 allows 256 empty PTEs).  The program lives 3 s more,
- * khugepaged sleeps 10 s between scans: waking at once it collapses
- * both; 5 s into its sleep (the half the ranges try) or asleep, neither.
+ * khugepaged sleeps 10 s between scans, so its first wake-up may come any
+ * time in the 3 s the trace lasts: waking at once, 1.5 s or 3 s later
+ * (the window's middle and end, just before the exit) it collapses both;
+ * asleep through the trace, neither.
  */
 TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 {
@@ -275,15 +277,17 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 
 	ASSERT_OK(replay_run_layouts(P, &o, 4, 2, &r, err, sizeof(err)));
 	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 2); /* layout 0: at once */
-	ASSERT(r.ranges && r.ranges->phases == 3 && r.ranges->n == 12);
-	ASSERT_EQ(r.ranges->phase_ms[1], 5000);
+	ASSERT(r.ranges && r.ranges->phases == 4 && r.ranges->n == 16);
+	ASSERT_EQ(r.ranges->phase_ms[1], 1500);
+	ASSERT_EQ(r.ranges->phase_ms[2], 2999);
+	ASSERT_EQ(r.ranges->phase_ms[3], UINT64_MAX);
 	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
 		      r.ranges->n, s);
 	ASSERT_EQ(s[0], 0);
 	ASSERT_EQ(s[2], 2);
-	for (int k = 0; k < r.ranges->n; k++) /* layout k / 3, phase k % 3 */
+	for (int k = 0; k < r.ranges->n; k++) /* layout k / 4, phase k % 4 */
 		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
-			  k % 3 == 0 ? 2 : 0);
+			  k % 4 == 3 ? 0 : 2);
 	replay_result_free(&r);
 
 	/* pinned 2 s into its sleep: it wakes before the exit, in every layout */

@@ -231,7 +231,7 @@ cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
 # Debian's own programs that tools/kernels/programs runs, with the shared
 # libraries they load, where this machine has them (a row whose program is
 # missing is skipped in the guest, with the reason)
-for prog in /usr/bin/xz /usr/bin/sort; do
+for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl; do
 	[ -x "$prog" ] || continue
 	for f in "$prog" $(ldd "$prog" 2>/dev/null |
 			  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
