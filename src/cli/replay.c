@@ -27,8 +27,9 @@ static const char usage_text[] =
 	"  alone): the recorded layout, then N-1 drawn from the seed (default 1) as Linux's\n"
 	"  address randomisation would place the heap, the mmap base and the stack; each\n"
 	"  figure that varies is given with its lowest, median and highest.  Where khugepaged\n"
-	"  collapsed something, each layout is also run with khugepaged waking half its sleep\n"
-	"  later and asleep through the trace; --khugepaged-phase MS pins when it first wakes\n"
+	"  collapsed something, each layout is also run with khugepaged waking half-way through\n"
+	"  and at the end of its sleep (or of the trace, if shorter) and asleep through the\n"
+	"  trace; --khugepaged-phase MS pins when it first wakes\n"
 	"  after the program's memory registers (0: at once, as on an idle machine).\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";
