@@ -274,12 +274,12 @@ static void layouts_cost(const char *path, struct bench_record *b)
 
 	knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", "always");
 	b->layouts_n = REPLAY_LAYOUTS_DEFAULT;
+	o.layouts = b->layouts_n;
 	b->layouts_ncpu = replay_threads();
 	for (int i = 0; i < LAYOUT_RUNS; i++) {
 		double w0 = bench_now(), c0 = process_cpu();
 
-		if (replay_run_layouts(path, &o, b->layouts_n, b->layouts_ncpu, &res, err,
-				       sizeof(err))) {
+		if (replay_run_layouts(path, &o, b->layouts_ncpu, &res, err, sizeof(err))) {
 			fprintf(stderr, "thpsim bench: replay: %s\n", err);
 			return;
 		}

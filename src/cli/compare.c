@@ -153,8 +153,7 @@ static void *run_policy(void *arg)
 	struct policy *p = arg;
 
 	/* one thread each: the policies run side by side */
-	p->rc = replay_run_layouts(p->path, &p->o, p->o.layouts ? p->o.layouts : REPLAY_LAYOUTS_DEFAULT,
-				   1, &p->res, p->err, sizeof(p->err));
+	p->rc = replay_run_layouts(p->path, &p->o, 1, &p->res, p->err, sizeof(p->err));
 	return NULL;
 }
 

@@ -543,8 +543,7 @@ int cmd_replay(int argc, char **argv)
 		o.progress = 0;
 		return replay_many(paths, npaths, &o, format);
 	}
-	e = replay_run_layouts(path, &o, o.layouts ? o.layouts : REPLAY_LAYOUTS_DEFAULT,
-			       replay_threads(), &res, err, sizeof(err));
+	e = replay_run_layouts(path, &o, replay_threads(), &res, err, sizeof(err));
 	if (e) {
 		msg_error(0, "replay: %s", err);
 		replay_result_free(&res);

@@ -210,8 +210,7 @@ int replay_many(char **paths, int n, const struct replay_opts *o, const char *fo
 		return 2;
 	}
 	for (t = 0; t < n && !rc; t++) {
-		if (replay_run_layouts(paths[t], o, o->layouts ? o->layouts : REPLAY_LAYOUTS_DEFAULT,
-				       replay_threads(), &res[t], err, sizeof(err))) {
+		if (replay_run_layouts(paths[t], o, replay_threads(), &res[t], err, sizeof(err))) {
 			msg_error(0, "replay: %s", err);
 			rc = 2;
 		} else if (strcmp(res[t].command, res[0].command)) {

@@ -33,9 +33,6 @@ int replay_print_oom(FILE *f, const struct replay_result *res, const char *label
 /* Several recordings of one command under the same options: the spread
  * of their figures in format (replay_many.c); the exit status. */
 #define REPLAY_MANY_MAX 256
-/* --layouts: the default count and the most */
-#define REPLAY_LAYOUTS_DEFAULT 16
-#define REPLAY_LAYOUTS_MAX 1024
 #define REPLAY_XSTR(x) REPLAY_STR(x)
 #define REPLAY_STR(x) #x
 /* The ranges across layouts (replay_ranges.c): a section of the text

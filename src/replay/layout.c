@@ -283,6 +283,12 @@ static int xlat_room(const struct replay_xlat *x, uint64_t s, uint64_t e)
 
 /* ---- placing what the kernel placed ---- */
 
+/* The kernel refused the call (an errno for a result): nothing was mapped. */
+static int call_failed(const struct trace_event *ev)
+{
+	return ev->ret < 0 && ev->ret > -4096;
+}
+
 /* Would the kernel put an mmap of len bytes, with no address asked, on a
  * 2 MiB boundary?  (thpsim/anon_thp_align, read once per replay) */
 static int aligned_by_kernel(const struct replay *r, uint64_t len, int anon)
@@ -305,11 +311,12 @@ static int aligned_by_kernel(const struct replay *r, uint64_t len, int anon)
  * while it would overlap a mapping already there. */
 static int64_t place(struct replay *r, struct replay_xlat *x, uint64_t at, uint64_t len, int align)
 {
-	uint64_t want = at + (uint64_t)r->layout.d.mmap;
+	uint64_t first = at + (uint64_t)r->layout.d.mmap, want;
 
 	len = PAGE_UP(len);
 	if (align)
-		want = (want + PMD - 1) & ~(PMD - 1);
+		first = (first + PMD - 1) & ~(PMD - 1);
+	want = first;
 	for (int step = 0; step <= STEPS_DOWN && want > PMD; step++, want -= PMD)
 		if (xlat_room(x, want, want + len))
 			return (int64_t)(want - at);
@@ -318,8 +325,7 @@ static int64_t place(struct replay *r, struct replay_xlat *x, uint64_t at, uint6
 		replay_note(r, "layout %d: a mapping found no free place near its shifted address; "
 			    "it overlaps another", r->layout.index);
 	}
-	return (int64_t)((align ? (at + (uint64_t)r->layout.d.mmap + PMD - 1) & ~(PMD - 1)
-				: at + (uint64_t)r->layout.d.mmap) - at);
+	return (int64_t)(first - at);
 }
 
 /* ---- exec, fork ---- */
@@ -422,7 +428,7 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, struct trace_event 
 	int anon = (flags & LINUX_MAP_ANONYMOUS) && (flags & LINUX_MAP_TYPE) == LINUX_MAP_PRIVATE;
 	int64_t d;
 
-	if (ev->ret < 0 && ev->ret > -4096)
+	if (call_failed(ev))
 		return;
 	if (flags & (LINUX_MAP_FIXED | LINUX_MAP_FIXED_NOREPLACE)) {
 		d = xlat_at(mm->xlat, at, &limit); /* where the program's range went */
@@ -450,7 +456,7 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, struct trace_even
 	int flags = (int)ev->args[3];
 	int64_t d_old = xlat_at(mm->xlat, old, &limit), d_new;
 
-	if (ev->ret < 0 && ev->ret > -4096)
+	if (call_failed(ev))
 		return;
 	if (to == old)
 		d_new = d_old;
@@ -500,7 +506,7 @@ void layout_syscall(struct replay *r, struct trace_event *ev)
 	case LINUX_NR_pkey_mprotect:
 	case LINUX_NR_madvise:
 		by_pieces(r, mm, ev, syscall_one);
-		if (ev->nr == LINUX_NR_munmap && !(ev->ret < 0 && ev->ret > -4096))
+		if (ev->nr == LINUX_NR_munmap && !call_failed(ev))
 			xlat_clear(mm->xlat, ev->args[0], ev->args[0] + PAGE_UP(ev->args[1]));
 		return;
 	default:

@@ -23,7 +23,6 @@
 #include <time.h>
 
 #include "measure.h"
-#include "trace/trace.h"
 
 #define NAME(name, label, expr) #name,
 static const char *const machine_names[] = { RANGE_MACHINE_FIGURES(NAME) };
@@ -103,47 +102,15 @@ void replay_spread_weighted(const uint64_t *v, const double *w, int n, uint64_t 
 
 /*
  * The heap's classes.  The heap's shift is a page offset within 2 MiB
- * (HEAP_OFFSETS of them); a heap boundary the trace recorded (an exec's
- * start of the heap, each break brk set) at address b sits on a 2 MiB
- * boundary under one of them, and between two such offsets every shift
- * gives the same blocks, so the same THPs.  breaks[]: those offsets.
+ * (HEAP_OFFSETS of them); a heap boundary the trace recorded at address
+ * b sits on a 2 MiB boundary under one of them (res->heap_breaks, marked
+ * by layout 0's replay), and between two such offsets every shift gives
+ * the same blocks, so the same THPs.
  */
-#define HEAP_OFFSETS 512
-static int heap_breaks(const char *path, unsigned char breaks[HEAP_OFFSETS])
-{
-	struct trace_reader *tr = malloc(sizeof(*tr));
-	struct trace_event *ev = malloc(sizeof(*ev));
-	int n = 0;
-
-	memset(breaks, 0, HEAP_OFFSETS);
-	if (!tr || !ev || trace_reader_open(tr, path)) {
-		free(tr);
-		free(ev);
-		return 0;
-	}
-	while (trace_next(tr, ev) > 0) {
-		uint64_t b;
-
-		if (ev->type == TR_EXEC && ev->start_brk)
-			b = ev->start_brk;
-		else if (ev->type == TR_SYSCALL && ev->nr == 12 /* brk */ && ev->args[0] &&
-			 (uint64_t)ev->ret == ev->args[0])
-			b = (uint64_t)ev->ret;
-		else
-			continue;
-		b = (b + 4095) / 4096 % HEAP_OFFSETS; /* its page within 2 MiB */
-		b = (HEAP_OFFSETS - b) % HEAP_OFFSETS; /* the shift that aligns it */
-		n += !breaks[b];
-		breaks[b] = 1;
-	}
-	trace_reader_close(tr);
-	free(tr);
-	free(ev);
-	return n;
-}
+#define HEAP_OFFSETS REPLAY_HEAP_OFFSETS
 
 /* The class of heap offset o: the break at or below it (circularly). */
-static int heap_class(const unsigned char *breaks, int o)
+static int heap_class(const uint8_t *breaks, int o)
 {
 	for (int i = 0; i < HEAP_OFFSETS; i++) {
 		int c = (o - i + HEAP_OFFSETS) % HEAP_OFFSETS;
@@ -154,7 +121,7 @@ static int heap_class(const unsigned char *breaks, int o)
 	return 0;
 }
 
-static int class_len(const unsigned char *breaks, int c)
+static int class_len(const uint8_t *breaks, int c)
 {
 	int l = 1;
 
@@ -171,13 +138,16 @@ static int class_len(const unsigned char *breaks, int c)
  * layout weighs its class's share of the offsets divided among the
  * layouts in it.  Otherwise the drawn shifts stand and weigh alike.
  */
-static void heap_plan(const char *path, struct replay_ranges *g, int64_t *shift, double *w)
+static void heap_plan(const struct replay_result *res, struct replay_ranges *g, int64_t *shift,
+		      double *w)
 {
-	unsigned char breaks[HEAP_OFFSETS];
-	int classes = heap_breaks(path, breaks), cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
+	const uint8_t *breaks = res->heap_breaks;
+	int classes = 0, cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
 	int n = g->layouts;
 	uint64_t s = g->seed ^ 0x5bd1e995ULL;
 
+	for (int c = 0; c < HEAP_OFFSETS; c++)
+		classes += breaks[c] != 0;
 	g->heap_classes = classes;
 	for (int k = 0; k < n; k++) {
 		w[k] = 1.0 / n;
@@ -372,7 +342,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayouts, int threads,
+int replay_run_layouts(const char *path, const struct replay_opts *o, int threads,
 		       struct replay_result *res, char *err, size_t errlen)
 {
 	struct replay_opts o0 = *o;
@@ -388,7 +358,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 	if (!g)
 		return 0; /* the report stands without its ranges */
 	res->ranges = g;
-	g->asked = nlayouts < 1 ? 1 : nlayouts;
+	g->asked = o->layouts > 0 ? o->layouts : REPLAY_LAYOUTS_DEFAULT;
 	g->seed = o->layout_seed;
 	layout_fixed(o, res, g->fixed, sizeof(g->fixed));
 	g->layouts = g->fixed[0] ? 1 : g->asked;
@@ -417,7 +387,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayou
 		if (nth > g->n - 1)
 			nth = g->n - 1;
 		if (g->layouts > 1)
-			heap_plan(path, g, g->heap_shift, wl);
+			heap_plan(res, g, g->heap_shift, wl);
 		for (int t = 1; t < nth; t++)
 			started += !pthread_create(&th[started], NULL, worker, &j);
 		worker(&j);

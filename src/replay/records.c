@@ -139,6 +139,14 @@ void replay_count_skip(struct replay *r, int why)
 	r->res->skips[why]++;
 }
 
+void replay_heap_break(struct replay *r, uint64_t b)
+{
+	uint64_t page = (b + 4095) / 4096 % REPLAY_HEAP_OFFSETS; /* its page within 2 MiB */
+
+	if (!r->layout.on) /* the recorded addresses */
+		r->res->heap_breaks[(REPLAY_HEAP_OFFSETS - page) % REPLAY_HEAP_OFFSETS] = 1;
+}
+
 static void model_failed(struct replay *r, const char *call, int err)
 {
 	const char *why = thps_last_error(r->m);
@@ -232,6 +240,8 @@ void replay_exec(struct replay *r, struct trace_event *ev)
 	/* --as-recorded: the recorder's PR_SET_THP_DISABLE (fork inherits it) */
 	if (r->o->thp_disabled)
 		thps_prctl_thp_disable(p, 1);
+	if (ev->start_brk)
+		replay_heap_break(r, ev->start_brk);
 	if (r->layout.on)
 		layout_exec(r, mm, ev);
 	mm->pending_start_brk = ev->start_brk;
@@ -525,6 +535,7 @@ static void sys_brk(struct replay *r, struct replay_mm *mm, const struct trace_e
 
 	if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
 		return; /* a query, or refused: brk(2) then returns the old break */
+	replay_heap_break(r, ev->args[0]);
 	if (ev->args[0] < mm->brk_now)
 		measures_freeing(r, mm);
 	err = thps_brk(mm->proc, ev->args[0], &out);

@@ -35,6 +35,7 @@
 #include "util/knobs.h"
 
 #define REPLAY_SERIES_MAX 256
+#define REPLAY_HEAP_OFFSETS 512 /* pages in 2 MiB: the heap shifts a layout may take */
 #define REPLAY_MAX_KNOBS 64 /* the knobs in force a result lists */
 
 struct replay_point {
@@ -224,7 +225,8 @@ struct replay_opts {
 				    fails) */
 	int figures_only;         /* the figures and series measures alone (thpsim bench
 				     times the others against them) */
-	int layouts;              /* replay_run_layouts' callers: how many (--layouts) */
+	int layouts;              /* replay_run_layouts: how many (--layouts; 0: the default,
+				     REPLAY_LAYOUTS_DEFAULT) */
 	int layout;               /* the address layout: 0 the recorded one, k > 0
 				     the k-th drawn from layout_seed (layout.c) */
 	uint64_t layout_seed;
@@ -303,6 +305,10 @@ struct replay_result {
 	uint64_t work_seen_ns;
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t madv_hugepage_calls, madv_collapse_calls; /* made in the model */
+	/* under the recorded layout: the heap shifts (pages within 2 MiB) that
+	 * put a recorded heap boundary (an exec's start of the heap, a break
+	 * brk set) on a 2 MiB boundary (ranges.c's classes of heap offset) */
+	uint8_t heap_breaks[REPLAY_HEAP_OFFSETS];
 	uint64_t skips[REPLAY_NR_SKIPS];
 	double seconds;          /* wall time of the replay */
 	/* the knobs in force */
@@ -335,7 +341,7 @@ void replay_result_free(struct replay_result *res);
 /*
  * The trace under several address layouts (ranges.c): layout 0, the
  * recorded one, into res (its figures are the report's), then layouts 1
- * to nlayouts-1 on up to threads threads, whose figures with layout 0's
+ * to o->layouts-1 on up to threads threads, whose figures with layout 0's
  * make res->ranges.  When the figures cannot depend on the layout (no
  * THP can happen under the policy), only layout 0 runs and
  * res->ranges->fixed says why.  Returns as replay_run.
@@ -379,7 +385,9 @@ struct replay_ranges {
 	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
 	double seconds;          /* wall time of all the layouts */
 };
-int replay_run_layouts(const char *path, const struct replay_opts *o, int nlayouts, int threads,
+#define REPLAY_LAYOUTS_DEFAULT 16 /* --layouts: the default count and the most */
+#define REPLAY_LAYOUTS_MAX 1024
+int replay_run_layouts(const char *path, const struct replay_opts *o, int threads,
 		       struct replay_result *res, char *err, size_t errlen);
 void replay_ranges_free(struct replay_ranges *g);
 /* The lowest, the median (the lower middle) and the highest of v[0..n);

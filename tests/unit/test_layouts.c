@@ -216,7 +216,8 @@ TEST(layouts_fixed_maps_inside_a_reservation_and_fork)
  * says why; where one can, every layout asked for is run. */
 TEST(layouts_only_where_the_layout_can_matter)
 {
-	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED };
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED,
+				 .layouts = NLAYOUTS };
 	struct replay_result r;
 	char err[1024];
 
@@ -225,11 +226,11 @@ TEST(layouts_only_where_the_layout_can_matter)
 	lwrite(0x7f0000201000ULL, MB(4));
 	trace_write_exit(&W, 0);
 	ASSERT_OK(trace_writer_close(&W));
-	ASSERT_OK(replay_run_layouts(P, &o, NLAYOUTS, 2, &r, err, sizeof(err)));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT(r.ranges && r.ranges->n == 1 && r.ranges->fixed[0]);
 	replay_result_free(&r);
 	ASSERT_OK(knob_sets_add(&o.knobs, "transparent_hugepage/enabled=always"));
-	ASSERT_OK(replay_run_layouts(P, &o, NLAYOUTS, 2, &r, err, sizeof(err)));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && !r.ranges->fixed[0]);
 	ASSERT_EQ(r.ranges->nmms, r.nmms);
 	/* layout 0's figures are the report's own */
@@ -253,7 +254,7 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 {
 	const uint64_t at = 0x7f0000200000ULL;
 	struct trace_header h = { 0 };
-	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED };
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED, .layouts = 4 };
 	struct replay_result r;
 	uint64_t s[3];
 	char err[1024];
@@ -275,7 +276,7 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 	trace_write_exit(&W, 0);
 	ASSERT_OK(trace_writer_close(&W));
 
-	ASSERT_OK(replay_run_layouts(P, &o, 4, 2, &r, err, sizeof(err)));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 2); /* layout 0: at once */
 	ASSERT(r.ranges && r.ranges->phases == 4 && r.ranges->n == 16);
 	ASSERT_EQ(r.ranges->phase_ms[1], 1500);
@@ -293,7 +294,7 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 	/* pinned 2 s into its sleep: it wakes before the exit, in every layout */
 	o.khugepaged_phase_ms = 2000;
 	o.khugepaged_phase_pinned = 1;
-	ASSERT_OK(replay_run_layouts(P, &o, 4, 2, &r, err, sizeof(err)));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 4);
 	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
 		      r.ranges->n, s);

@@ -706,7 +706,8 @@ TEST(record_brk_heap_layouts_cover_randomised_runs)
 	 * native runs'; khugepaged collapses in it waking at once, so its
 	 * phase varies too (at once, mid-sleep, asleep through the run) */
 	replay_result_free(&R);
-	if (replay_run_layouts(path, &o, 16, 2, &R, err, sizeof(err)))
+	o.layouts = 16;
+	if (replay_run_layouts(path, &o, 2, &R, err, sizeof(err)))
 		test_fail(__FILE__, __LINE__, "replay: %s", err);
 	{
 		const struct replay_ranges *g = R.ranges;
