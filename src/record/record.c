@@ -440,6 +440,46 @@ struct measured {
 	int nvmas;
 };
 
+/*
+ * smaps_rollup and smaps of a process stopped at its exit, read so that
+ * the VMAs are those the figures were taken from: the process runs no
+ * more, but khugepaged may still collapse its ranges between two reads
+ * (a 6.1 guest saw VMAs summing to 6144 kB AnonHugePages against 0 in
+ * the rollup read just before), so the rollup is read again after the
+ * VMAs, and all of it again while the two rollups differ (5 tries; the
+ * last read stands).
+ */
+static int same_figures(const struct trace_kfig *a, const struct trace_kfig *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].kb != b[i].kb || strcmp(a[i].name, b[i].name))
+			return 0;
+	return 1;
+}
+
+static void measure_at_exit(pid_t pid, struct measured *m)
+{
+	struct trace_kfig again[TRACE_KFIG_MAX];
+
+	for (int tries = 0; tries < 5; tries++) {
+		int n2;
+
+		m->n = rec_read_smaps_rollup(pid, m->k, TRACE_KFIG_MAX);
+		m->nvmas = rec_read_smaps_vmas(pid, &m->vmas);
+		if (m->nvmas < 0)
+			m->nvmas = 0;
+		n2 = rec_read_smaps_rollup(pid, again, TRACE_KFIG_MAX);
+		if (n2 == m->n && same_figures(again, m->k, n2))
+			return;
+		free(m->vmas);
+		m->vmas = NULL;
+		m->nvmas = 0;
+	}
+	m->nvmas = rec_read_smaps_vmas(pid, &m->vmas);
+	if (m->nvmas < 0)
+		m->nvmas = 0;
+}
+
 struct run {
 	pid_t child;
 	int measure_only;
@@ -496,10 +536,7 @@ static void on_exit_stop(struct run *run, pid_t pid)
 	}
 	run->m[run->nm].pid = pid;
 	exe_name(pid, run->m[run->nm].exe, sizeof(run->m[run->nm].exe));
-	run->m[run->nm].n = rec_read_smaps_rollup(pid, run->m[run->nm].k, TRACE_KFIG_MAX);
-	run->m[run->nm].nvmas = rec_read_smaps_vmas(pid, &run->m[run->nm].vmas);
-	if (run->m[run->nm].nvmas < 0)
-		run->m[run->nm].nvmas = 0;
+	measure_at_exit(pid, &run->m[run->nm]);
 	run->nm++;
 }
 
