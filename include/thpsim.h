@@ -151,7 +151,23 @@ enum thps_mthp_stat { THPS_MTHP_STATS(THPS_ENUM_ITEM) THPS_NR_MTHP_STATS };
 #define THPS_MTHP_MIN_ORDER 2
 #define THPS_MTHP_MAX_ORDER 9
 
+/*
+ * The memory cgroup (cgroup v2) every process of a machine is in: its
+ * memory.events, by their names (low is never raised: no memory.low).
+ */
+#define THPS_MEMCG_EVENTS(X)                                                   \
+	X(low)                                                                 \
+	X(high)                                                                \
+	X(max)                                                                 \
+	X(oom)                                                                 \
+	X(oom_kill)                                                            \
+	X(oom_group_kill)
+#define THPS_ENUM_ITEM(name) THPS_MEMCG_##name,
+enum thps_memcg_event { THPS_MEMCG_EVENTS(THPS_ENUM_ITEM) THPS_NR_MEMCG_EVENTS };
+#undef THPS_ENUM_ITEM
+
 /* Names of the items above, as the kernel prints them. */
+const char *thps_memcg_event_name(int event);
 const char *thps_vm_item_name(int item);
 const char *thps_proc_item_name(int item);
 const char *thps_meminfo_item_name(int item);
@@ -289,6 +305,29 @@ void thps_fail_alloc(thps_machine *m, enum thps_alloc_class cls, uint64_t nth, i
 uint64_t thps_alloc_count(thps_machine *m, enum thps_alloc_class cls);
 
 /* ------------------------------------------------------------------ */
+/* The memory cgroup. */
+
+#define THPS_MEMCG_NOLIMIT UINT64_MAX /* "max" */
+/*
+ * memory.max and memory.high, in bytes (rounded down to pages, as the
+ * kernel's page_counter_memparse does); THPS_MEMCG_NOLIMIT for none.
+ * A limit below the usage takes effect at the next charge (the kernel's
+ * write to memory.max reclaims at once; the model waits for the program).
+ */
+int thps_memcg_set_limits(thps_machine *m, uint64_t max_bytes, uint64_t high_bytes);
+/* memory.oom.group: 1, a kill takes every process of the cgroup. */
+void thps_memcg_set_oom_group(thps_machine *m, int group);
+struct thps_memcg_stat {
+	uint64_t current_bytes;   /* memory.current: what is charged now */
+	uint64_t peak_bytes;      /* memory.peak: the most ever charged */
+	uint64_t max_bytes, high_bytes; /* the limits (THPS_MEMCG_NOLIMIT: max) */
+	uint64_t events[THPS_NR_MEMCG_EVENTS]; /* memory.events */
+};
+void thps_memcg_read(thps_machine *m, struct thps_memcg_stat *out);
+/* memory.peak starts again from memory.current (a write to memory.peak). */
+void thps_memcg_reset_peak(thps_machine *m);
+
+/* ------------------------------------------------------------------ */
 /* Processes. */
 
 /* A new process with an empty address space (as after execve). */
@@ -298,6 +337,14 @@ int thps_fork(thps_proc *parent, thps_proc **child);
 /* exit(): tears the address space down and frees the process. */
 void thps_exit(thps_proc *p);
 int thps_pid(const thps_proc *p);
+/* The OOM killer chose this process: its accesses (thps_read, thps_write,
+ * thps_touch) return -EINTR, and it is for the caller to thps_exit it.
+ * A victim other than the process whose fault called the killer has its
+ * memory freed at once (the OOM reaper's work); the faulting one's goes
+ * when it exits. */
+int thps_proc_oom_killed(const thps_proc *p);
+/* /proc/PID/oom_score_adj: -1000 (never chosen) .. 1000; -EINVAL outside. */
+int thps_set_oom_score_adj(thps_proc *p, int adj);
 
 /* prctl(PR_SET_THP_DISABLE, value). */
 int thps_prctl_thp_disable(thps_proc *p, int value);

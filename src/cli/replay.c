@@ -23,6 +23,11 @@ static const char usage_text[] =
 	"usage: thpsim replay TRACE [TRACE]... [--set KNOB=VALUE]... [--format text|json|csv] "
 	"[--ram GiB] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
 	"[--as-recorded] [--layouts N] [--layout-seed S] [--khugepaged-phase MS]\n"
+	"                     [--memory-max SIZE] [--memory-high SIZE] [--no-limit]\n"
+	"  --memory-max, --memory-high: the program's memory cgroup (cgroup v2) limits, in\n"
+	"  bytes or with K, M, G (or max): a THP whose charge does not fit falls back, reclaim\n"
+	"  runs the THP shrinkers, and the cgroup's OOM killer ends a process when that is\n"
+	"  not enough.\n"
 	"  --layouts N: the trace under N address layouts (default " REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) "; 1: the recorded one\n"
 	"  alone): the recorded layout, then N-1 drawn from the seed (default 1) as Linux's\n"
 	"  address randomisation would place the heap, the mmap base and the stack; each\n"
@@ -92,6 +97,26 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 	if (!strcmp(argv[*i], "--layout-seed") && *i + 1 < argc) {
 		if (cli_parse_u64(argv[++*i], &o->layout_seed))
 			return cli_usage("--layout-seed takes a number, not '%s'", argv[*i]);
+		return 0;
+	}
+	if ((!strcmp(argv[*i], "--memory-max") || !strcmp(argv[*i], "--memory-high")) &&
+	    *i + 1 < argc) {
+		const char *opt = argv[*i], *v = argv[++*i];
+		uint64_t bytes = THPS_MEMCG_NOLIMIT;
+
+		if (strcmp(v, "max") && (cli_parse_size(v, &bytes) || bytes == THPS_MEMCG_NOLIMIT))
+			return cli_usage("%s takes bytes (with K, M, G or T) or max, not '%s'", opt, v);
+		if (!o->limit_set)
+			o->memory_max = o->memory_high = THPS_MEMCG_NOLIMIT;
+		o->limit_set = 1;
+		if (!strcmp(opt, "--memory-max"))
+			o->memory_max = bytes;
+		else
+			o->memory_high = bytes;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--no-limit")) {
+		o->no_limit = 1;
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--as-recorded")) {
@@ -189,6 +214,84 @@ void replay_print_skips(FILE *f, const struct replay_result *res)
 		fprintf(f, "note: %s\n", res->notes[i]);
 }
 
+/* The share of the trace's records a kill came after, in per cent. */
+double replay_kill_share(const struct replay_result *res, const struct replay_mm *mm)
+{
+	return res->records ? 100.0 * (double)mm->oom_kill_record / (double)res->records : 0.0;
+}
+
+static void print_limit(FILE *f, const char *name, uint64_t bytes)
+{
+	if (bytes == THPS_MEMCG_NOLIMIT)
+		fprintf(f, "%s max", name);
+	else
+		fprintf(f, "%s %" PRIu64 " kB", name, bytes >> 10);
+}
+
+void replay_print_memcg(FILE *f, const struct replay_result *res)
+{
+	const struct thps_memcg_stat *s = &res->memcg;
+
+	fprintf(f, "\nthe memory cgroup (charged: every anonymous folio whole, a THP 2 MiB at once "
+		   "even\nwhen partly unmapped, and every page table):\n"
+		   "  memory.current at the end %" PRIu64 " kB, memory.peak %" PRIu64 " kB; ",
+		s->current_bytes >> 10, s->peak_bytes >> 10);
+	print_limit(f, "memory.max", s->max_bytes);
+	fprintf(f, ", ");
+	print_limit(f, "memory.high", s->high_bytes);
+	fprintf(f, "\n");
+	if (!res->limited)
+		return;
+	fprintf(f, "  memory.events:");
+	for (int i = 0; i < THPS_NR_MEMCG_EVENTS; i++)
+		fprintf(f, " %s %" PRIu64, thps_memcg_event_name(i), s->events[i]);
+	fprintf(f, "\n");
+	for (int i = 0; i < res->nmms; i++) {
+		const struct replay_mm *mm = res->mms[i];
+
+		if (mm->oom_killed)
+			fprintf(f, "  OOM-killed: %s (pid %d) at %.3f s, after %.1f%% of the trace's "
+				   "records; its peak Rss %" PRIu64 " kB\n",
+				mm->name, mm->pid, (double)mm->oom_kill_ns * 1e-9,
+				replay_kill_share(res, mm), mm->final[THPS_PROC_VmHWM]);
+	}
+	if (!res->oom_kills)
+		fprintf(f, "  survives: no process was OOM-killed; memory.peak is %.1f%% of "
+			   "memory.max\n",
+			s->max_bytes == THPS_MEMCG_NOLIMIT || !s->max_bytes
+				? 0.0 : 100.0 * (double)s->peak_bytes / (double)s->max_bytes);
+	fprintf(f, "  not charged here: the program's file pages, kernel stacks and slab (not in "
+		   "the trace),\n  and the per-CPU charge stock (up to 63 pages per CPU in "
+		   "memory.current); swap is not\n  modelled: with swap, anonymous pages could "
+		   "go there instead of a kill.\n");
+}
+
+static void json_limit(struct json *j, const char *key, uint64_t bytes)
+{
+	if (bytes == THPS_MEMCG_NOLIMIT)
+		json_string(j, key, "max");
+	else
+		json_uint(j, key, bytes >> 10);
+}
+
+void replay_memcg_json(struct json *j, const struct replay_result *res)
+{
+	const struct thps_memcg_stat *s = &res->memcg;
+
+	json_begin_object(j, "memcg");
+	json_bool(j, "limited", res->limited);
+	json_uint(j, "current_kB", s->current_bytes >> 10);
+	json_uint(j, "peak_kB", s->peak_bytes >> 10);
+	json_limit(j, "max_kB", s->max_bytes);
+	json_limit(j, "high_kB", s->high_bytes);
+	json_begin_object(j, "events");
+	for (int i = 0; i < THPS_NR_MEMCG_EVENTS; i++)
+		json_uint(j, thps_memcg_event_name(i), s->events[i]);
+	json_end_object(j);
+	json_uint(j, "oom_killed_processes", (uint64_t)res->oom_kills);
+	json_end_object(j);
+}
+
 static double pct(int64_t d, uint64_t base)
 {
 	return base ? 100.0 * (double)d / (double)base : 0.0;
@@ -256,6 +359,7 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	       res->final_pss_sum_kb,
 	       res->partial ? "where the readable trace ends"
 			    : "when the last process alive ended (or at the end of the trace)");
+	replay_print_memcg(stdout, res);
 	printf("\nvmstat over the whole run:\n");
 	printf("  pgfault %" PRIu64 ", thp_fault_alloc %" PRIu64 ", thp_fault_fallback %" PRIu64
 	       ", thp_zero_page_alloc %" PRIu64 ", thp_split_pmd %" PRIu64
@@ -264,6 +368,10 @@ static void print_text(const char *path, const struct replay_result *res, int qu
 	       res->vm[THPS_VM_thp_fault_fallback], res->vm[THPS_VM_thp_zero_page_alloc],
 	       res->vm[THPS_VM_thp_split_pmd], res->vm[THPS_VM_thp_deferred_split_page],
 	       res->vm[THPS_VM_thp_split_page]);
+	if (res->limited || res->vm[THPS_VM_thp_underused_split_page])
+		printf("  thp_fault_fallback_charge %" PRIu64 ", thp_underused_split_page %" PRIu64
+		       "\n", res->vm[THPS_VM_thp_fault_fallback_charge],
+		       res->vm[THPS_VM_thp_underused_split_page]);
 	for (int i = 0, first = 1; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
 		uint64_t pred = mm->model_at_kfig[THPS_PROC_Anonymous] + mm->kfig_file_cow_kb;
@@ -404,6 +512,7 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 	replay_ranges_json_machine(j, res, 1);
 	json_end_object(j);
 	replay_ranges_json(j, res);
+	replay_memcg_json(j, res);
 	json_string(j, "Rss_scope", "per process: the model's smaps_rollup Rss, anonymous memory "
 				    "only (the kernel's adds file pages; file_copies_kB are private "
 				    "file pages written)");
@@ -419,6 +528,13 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_double(j, "end_s", (double)mm->end_ns * 1e-9);
 		json_uint(j, "faults", mm->faults);
 		json_uint(j, "file_copies_kB", mm->final_file_cow_kb);
+		if (mm->oom_killed) {
+			json_begin_object(j, "oom_kill");
+			json_double(j, "t_s", (double)mm->oom_kill_ns * 1e-9);
+			json_uint(j, "after_records", mm->oom_kill_record);
+			json_double(j, "share_of_trace_pct", replay_kill_share(res, mm));
+			json_end_object(j);
+		}
 		json_begin_object(j, "final");
 		for (int i = 0; i < THPS_NR_PROC_ITEMS; i++)
 			json_uint(j, thps_proc_item_name(i), mm->final[i]);

@@ -24,6 +24,11 @@ void replay_final_sums(const struct replay_result *res, uint64_t out[THPS_NR_PRO
 uint64_t replay_peak_rss(const struct replay_result *res);
 uint64_t replay_peak_anon_huge(const struct replay_result *res);
 void replay_print_skips(FILE *f, const struct replay_result *res);
+/* The memory cgroup: memory.current and memory.peak, the limits, the
+ * events and the processes the OOM killer ended (text and JSON). */
+void replay_print_memcg(FILE *f, const struct replay_result *res);
+void replay_memcg_json(struct json *j, const struct replay_result *res);
+double replay_kill_share(const struct replay_result *res, const struct replay_mm *mm);
 /* When the trace stopped early: where, what is missing, that the figures
  * are partial (nothing otherwise). */
 void replay_print_partial(FILE *f, const struct replay_result *res);

@@ -380,6 +380,7 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 {
 	struct thps_machine *m = c->m;
 	uint64_t free_frames = m->nr_frames - m->zone.wilderness, mapped_pages = 0, thps = 0, tables = 0, pcp = 0;
+	uint64_t charged = 0; /* frames charged to the memory cgroup */
 	uint64_t v[THPS_NR_VM_ITEMS];
 	uint32_t hzp = READ_ONCE(m->huge_zero_pfn);
 	int64_t free_per_order[NR_PAGE_ORDERS] = { 0 };
@@ -404,6 +405,10 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 			for (uint64_t i = 0; i < nr; i++)
 				if (c->f[pfn + i].use != USE_NONE)
 					return fail(c, "free frame %#llx is in use",
+						    (unsigned long long)(pfn + i));
+			for (uint64_t i = 0; i < nr; i++)
+				if (test_bit_flags(page + i, PG_memcg))
+					return fail(c, "free frame %#llx still charged",
 						    (unsigned long long)(pfn + i));
 			free_per_order[page->order]++;
 			free_frames += nr;
@@ -436,6 +441,10 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 			if (e->use != USE_TABLE)
 				return fail(c, "page-table frame %#llx belongs to no process (leaked)",
 					    (unsigned long long)pfn);
+			if (!test_bit_flags(page, PG_memcg))
+				return fail(c, "page-table frame %#llx is not charged",
+					    (unsigned long long)pfn);
+			charged++;
 			tables++;
 			pfn++;
 			continue;
@@ -447,6 +456,11 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 
 			if (check_folio(c, pfn, &mapped_pages, &thps))
 				return -1;
+			for (uint64_t i = 0; i < nr; i++)
+				if (!test_bit_flags(page + i, PG_memcg))
+					return fail(c, "frame %#llx of an anonymous folio is not charged",
+						    (unsigned long long)(pfn + i));
+			charged += nr;
 			pfn += nr;
 			continue;
 		}
@@ -473,6 +487,9 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 				    (long long)n, (long long)free_per_order[o],
 				    (unsigned long long)m->zone.free_area[o].nr_free);
 	}
+	if (charged != (uint64_t)atomic64_read(&m->memcg.usage))
+		return fail(c, "%llu frames charged, memory.current %lld pages",
+			    (unsigned long long)charged, (long long)atomic64_read(&m->memcg.usage));
 	if (free_frames != m->zone.nr_free_pages)
 		return fail(c, "%llu frames free on the lists but nr_free_pages %llu",
 			    (unsigned long long)free_frames, (unsigned long long)m->zone.nr_free_pages);

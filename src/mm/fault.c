@@ -212,7 +212,7 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 		ret = handle_mm_fault_pmd(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER,
 					  pmd);
 		if (ret & VM_FAULT_OOM)
-			return -ENOMEM;
+			return mm->flags & (1UL << MMF_OOM_VICTIM) ? -EINTR : -ENOMEM;
 		if (ret & VM_FAULT_SIGSEGV)
 			return -EFAULT;
 	}
@@ -227,6 +227,8 @@ static int access_range(thps_proc *p, uint64_t addr, void *buf, size_t len, bool
 
 	if (addr + len < addr)
 		return -EFAULT;
+	if (thps_proc_oom_killed(p))
+		return -EINTR;
 	mm_lock(mm);
 	while (len) {
 		uint64_t chunk = PAGE_SIZE - (addr & (PAGE_SIZE - 1));
@@ -319,6 +321,8 @@ int thps_touch(thps_proc *p, struct thps_touch *t)
 	t->done = 0;
 	if (!t->step || t->addr + t->len < t->addr)
 		return -EINVAL;
+	if (thps_proc_oom_killed(p))
+		return -EINTR;
 	mm_lock(mm);
 	if (t->op == THPS_TOUCH_READ)
 		err = touch_loop(mm, t, false, false, &n, &mismatches);

@@ -26,6 +26,7 @@ int mm_init(struct thps_machine *m, struct mm_struct *mm)
 	raw_spin_lock_init(&mm->pcp.lock);
 	mm->deposit_head = NO_PFN;
 	mm->pgd = NO_PFN;
+	mm->fault_addr = FAULT_ADDR_NONE;
 	mmap_init_layout(mm);
 	return 0;
 }
@@ -129,6 +130,8 @@ int thps_fork(thps_proc *parent, thps_proc **out)
 
 	*out = NULL;
 	child = proc_alloc(m);
+	if (child)
+		child->oom_score_adj = parent->oom_score_adj;
 	if (!child)
 		return -ENOMEM;
 	mm = &child->mm;

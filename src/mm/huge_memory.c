@@ -229,8 +229,8 @@ gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma)
 	bool madvised = vma->vm_flags & VM_HUGEPAGE;
 
 	switch (KNOB(vma->vm_mm->m, defrag)) {
-	case DEFRAG_ALWAYS:
-		return GFP_TRANSHUGE;
+	case DEFRAG_ALWAYS: /* without MADV_HUGEPAGE, no retrying */
+		return GFP_TRANSHUGE | (madvised ? 0 : __GFP_NORETRY);
 	case DEFRAG_DEFER_MADVISE:
 	case DEFRAG_MADVISE:
 		return madvised ? GFP_TRANSHUGE : GFP_TRANSHUGE_LIGHT;
@@ -240,12 +240,20 @@ gfp_t vma_thp_gfp_mask(struct vm_area_struct *vma)
 }
 
 /* ---- mapping a new THP ---- */
+/* A new THP for a fault, allocated and charged; NULL is a fallback. */
 static struct folio *vma_alloc_anon_folio_pmd(struct vm_area_struct *vma)
 {
 	struct mm_struct *mm = vma->vm_mm;
+	const gfp_t gfp = vma_thp_gfp_mask(vma);
 	struct folio *folio;
 
-	folio = folio_alloc(mm->m, mm, vma_thp_gfp_mask(vma) | __GFP_ZERO, HPAGE_PMD_ORDER);
+	folio = folio_alloc(mm->m, mm, gfp | __GFP_ZERO, HPAGE_PMD_ORDER);
+	if (folio && mem_cgroup_charge_folio(folio, mm, gfp)) {
+		folio_put(mm->m, mm, folio);
+		folio = NULL;
+		count_vm_event(mm->m, mm, THPS_VM_thp_fault_fallback_charge);
+		count_mthp_stat(mm->m, HPAGE_PMD_ORDER, THPS_MTHP_anon_fault_fallback_charge);
+	}
 	if (!folio) {
 		count_vm_event(mm->m, mm, THPS_VM_thp_fault_fallback);
 		count_mthp_stat(mm->m, HPAGE_PMD_ORDER, THPS_MTHP_anon_fault_fallback);
@@ -365,6 +373,10 @@ static vm_fault_t do_huge_pmd_wp_zero_page_fallback(struct vm_fault *vmf)
 	pte_t *ptes;
 
 	folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	if (folio && mem_cgroup_charge_folio(folio, mm, GFP_KERNEL)) {
+		folio_put(m, mm, folio);
+		folio = NULL;
+	}
 	if (!folio)
 		return VM_FAULT_OOM;
 	pmd_clear(vmf->pmd);
@@ -405,6 +417,13 @@ static vm_fault_t do_huge_pmd_wp_copy(struct vm_fault *vmf, struct folio *old)
 
 	if (thp_vma_allowable_order(vma, vma->vm_flags, HPAGE_PMD_ORDER))
 		folio = folio_alloc(m, mm, vma_thp_gfp_mask(vma), HPAGE_PMD_ORDER);
+	/* Linux 3.8-5.7 split the PMD when the charge failed; the model
+	 * copies into 4 KiB pages as for a failed allocation */
+	if (folio && mem_cgroup_charge_folio(folio, mm, vma_thp_gfp_mask(vma))) {
+		folio_put(m, mm, folio);
+		folio = NULL;
+		count_vm_event(m, mm, THPS_VM_thp_fault_fallback_charge);
+	}
 	if (folio) {
 		for (int i = 0; i < HPAGE_PMD_NR; i++)
 			copy_page_bytes(m, folio_page(folio, i), folio_page(old, i));
@@ -423,6 +442,10 @@ static vm_fault_t do_huge_pmd_wp_copy(struct vm_fault *vmf, struct folio *old)
 
 		for (int i = 0; i < HPAGE_PMD_NR; i++) {
 			pages[i] = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE, 0);
+			if (pages[i] && mem_cgroup_charge_folio(pages[i], mm, GFP_KERNEL)) {
+				folio_put(m, mm, pages[i]);
+				pages[i] = NULL;
+			}
 			if (!pages[i]) {
 				while (i--)
 					folio_put(m, mm, pages[i]);
@@ -833,14 +856,17 @@ static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *v
 	return 0;
 }
 
-/* Does the mm in arg map the folio being walked? */
+/* Does the mm in arg map the folio being walked, where it is busy: in
+ * the 2 MiB of the fault it is in, or anywhere outside a fault? */
 static int mapped_by(struct mm_struct *mm, struct vm_area_struct *vma, uint64_t addr, bool huge,
 		     void *arg)
 {
 	(void)vma;
-	(void)addr;
 	(void)huge;
-	return mm == arg;
+	if (mm != arg)
+		return 0;
+	return mm->fault_addr == FAULT_ADDR_NONE ||
+	       (addr & HPAGE_PMD_MASK) == (mm->fault_addr & HPAGE_PMD_MASK);
 }
 
 /*
@@ -877,7 +903,9 @@ static int split_folio_to_order(struct thps_machine *m, struct folio *folio, int
 	 * Direct reclaim inside a fault, fork or mremap of "held": that caller
 	 * may be working on this very folio, as Linux's fault path is with a
 	 * reference of its own, which makes split_folio fail (can_split_folio).
-	 * So a folio the reclaiming process maps is left alone, like a busy one.
+	 * So a folio the reclaiming process maps is left alone, like a busy
+	 * one: inside a fault, one it maps in the fault's 2 MiB (a fault works
+	 * on its own PMD only); else one it maps anywhere.
 	 */
 	if (held && !explicit && rmap_walk_locked(m, &r, mapped_by, held)) {
 		rmap_unlock_all(m, held);

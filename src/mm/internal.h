@@ -212,6 +212,7 @@ typedef unsigned gfp_t;
 #define __GFP_PGTABLE 0x04u   /* a page-table page: counted as such */
 #define __GFP_RECLAIM 0x08u   /* may run the shrinkers and retry once */
 #define __GFP_NOFAIL_INJ 0x10u /* not subject to failure injection (boot) */
+#define __GFP_NORETRY 0x20u   /* memcg: one reclaim pass, no retries, no OOM kill */
 #define GFP_KERNEL (__GFP_RECLAIM)
 #define GFP_PGTABLE (__GFP_ZERO | __GFP_PGTABLE | __GFP_RECLAIM)
 #define GFP_HIGHUSER_MOVABLE (__GFP_RECLAIM)
@@ -578,6 +579,20 @@ static inline struct knobs knobs_read(struct thps_machine *m)
 #define KNOB(m, field) READ_ONCE((m)->knobs.field)
 
 /* ---- figures (mm/task_mmu.c) ---- */
+
+/* ---- the memory cgroup (mm/memcontrol.c, mm/oom_kill.c) ---- */
+void mem_cgroup_init(struct thps_machine *m);
+void mem_cgroup_exit(struct thps_machine *m);
+/* Charge a new folio (all its frames) or page-table page: 0 or -ENOMEM. */
+int mem_cgroup_charge(struct thps_machine *m, struct mm_struct *mm, struct page *page, gfp_t gfp);
+static inline int mem_cgroup_charge_folio(struct folio *folio, struct mm_struct *mm, gfp_t gfp)
+{
+	return mem_cgroup_charge(mm->m, mm, (struct page *)folio, gfp);
+}
+/* The first of n order-0 pages that fit without reclaim: how many. */
+int mem_cgroup_charge_bulk(struct thps_machine *m, struct page **pages, int n);
+void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr);
+bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held);
 
 /* ---- checker (mm/debug.c) ---- */
 void dump_page(struct thps_machine *m, const struct page *page);

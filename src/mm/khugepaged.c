@@ -97,6 +97,7 @@ enum scan_result {
 	SCAN_PAGE_ANON,
 	SCAN_VMA_CHECK,
 	SCAN_ALLOC_HUGE_PAGE_FAIL,
+	SCAN_CGROUP_CHARGE_FAIL,
 };
 
 /* Who collapses, and the limits that apply to it. */
@@ -193,6 +194,11 @@ static enum scan_result alloc_charge_folio(struct folio **foliop, struct mm_stru
 		return SCAN_ALLOC_HUGE_PAGE_FAIL;
 	}
 	count_vm_event(mm->m, mm, THPS_VM_thp_collapse_alloc);
+	if (mem_cgroup_charge_folio(*foliop, mm, gfp)) {
+		folio_put(mm->m, mm, *foliop);
+		*foliop = NULL;
+		return SCAN_CGROUP_CHARGE_FAIL;
+	}
 	return SCAN_SUCCEED;
 }
 
@@ -316,6 +322,7 @@ static int madvise_collapse_errno(enum scan_result r)
 	switch (r) {
 	case SCAN_ALLOC_HUGE_PAGE_FAIL:
 		return -ENOMEM;
+	case SCAN_CGROUP_CHARGE_FAIL:
 	case SCAN_EXCEED_NONE_PTE:
 		return -EBUSY;
 	case SCAN_PAGE_COUNT: /* try again, it may work */

@@ -75,6 +75,19 @@ static bool pte_range_none(pte_t *pte, int nr)
 	return true;
 }
 
+/* folio_prealloc: an order-0 folio, allocated and charged (GFP_KERNEL:
+ * reclaim, retries, the OOM killer); NULL is VM_FAULT_OOM. */
+static struct folio *folio_prealloc(struct mm_struct *mm, gfp_t gfp)
+{
+	struct folio *folio = folio_alloc(mm->m, mm, gfp, 0);
+
+	if (folio && mem_cgroup_charge_folio(folio, mm, GFP_KERNEL)) {
+		folio_put(mm->m, mm, folio);
+		return NULL;
+	}
+	return folio;
+}
+
 /*
  * alloc_anon_folio (Linux 6.8+): the folio a fault on a none entry maps.
  * Of the orders below the PMD's that the settings allow and whose naturally
@@ -111,6 +124,11 @@ static struct folio *alloc_anon_folio(struct vm_fault *vmf)
 
 			order = highest_order(orders);
 			folio = folio_alloc(m, mm, vma_thp_gfp_mask(vma) | __GFP_ZERO, (unsigned)order);
+			if (folio && mem_cgroup_charge_folio(folio, mm, vma_thp_gfp_mask(vma))) {
+				count_mthp_stat(m, order, THPS_MTHP_anon_fault_fallback_charge);
+				folio_put(m, mm, folio);
+				folio = NULL;
+			}
 			if (folio) {
 				count_mthp_stat(m, order, THPS_MTHP_anon_fault_alloc);
 				return folio;
@@ -118,7 +136,7 @@ static struct folio *alloc_anon_folio(struct vm_fault *vmf)
 			count_mthp_stat(m, order, THPS_MTHP_anon_fault_fallback);
 		}
 	}
-	return folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
+	return folio_prealloc(mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO);
 }
 
 static vm_fault_t do_anonymous_page(struct vm_fault *vmf)
@@ -179,7 +197,7 @@ static vm_fault_t wp_page_copy(struct vm_fault *vmf, struct page *old_page)
 
 	if (anon_vma_prepare(vma))
 		return VM_FAULT_OOM;
-	new_folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | (old_page ? 0 : __GFP_ZERO), 0);
+	new_folio = folio_prealloc(mm, GFP_HIGHUSER_MOVABLE | (old_page ? 0 : __GFP_ZERO));
 	if (!new_folio)
 		return VM_FAULT_OOM;
 	if (old_page)
@@ -246,11 +264,9 @@ vm_fault_t handle_mm_fault(struct vm_area_struct *vma, uint64_t address, unsigne
 	return handle_mm_fault_pmd(vma, address, flags, NULL);
 }
 
-/* handle_mm_fault for a caller that has walked to the PMD entry already
- * (pmd non-NULL: the PGD and PUD entries exist, so pmd_alloc_walk would
- * allocate nothing and return the same pointer). */
-vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, unsigned flags,
-			       pmd_t *pmd)
+/* __handle_mm_fault */
+static vm_fault_t handle_mm_fault_raw(struct vm_area_struct *vma, uint64_t address, unsigned flags,
+				      pmd_t *pmd)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct vm_fault vmf = {
@@ -286,6 +302,22 @@ vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, uns
 		}
 	}
 	return handle_pte_fault(&vmf);
+}
+
+/* handle_mm_fault for a caller that has walked to the PMD entry already
+ * (pmd non-NULL: the PGD and PUD entries exist, so pmd_alloc_walk would
+ * allocate nothing and return the same pointer).  While it runs, reclaim
+ * (a charge over the cgroup's limit) leaves this fault's 2 MiB alone. */
+vm_fault_t handle_mm_fault_pmd(struct vm_area_struct *vma, uint64_t address, unsigned flags,
+			       pmd_t *pmd)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	vm_fault_t ret;
+
+	mm->fault_addr = address;
+	ret = handle_mm_fault_raw(vma, address, flags, pmd);
+	mm->fault_addr = FAULT_ADDR_NONE;
+	return ret;
 }
 
 /*
@@ -351,6 +383,15 @@ int handle_pte_fault_run(struct vm_area_struct *vma, pmd_t *pmd, uint64_t addr, 
 	if (!n || anon_vma_prepare(vma))
 		return 0;
 	got = alloc_pages_bulk(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, pages, n);
+	if (got) {
+		/* those that fit under the limit; the rest back, for
+		 * handle_mm_fault to charge with reclaim */
+		int charged = mem_cgroup_charge_bulk(m, pages, got);
+
+		for (int i = got; i-- > charged;)
+			free_pages(m, mm, pages[i], 0);
+		got = charged;
+	}
 	for (int i = 0; i < got; i++)
 		map_new_anon_page(vma, pte + i, addr + ((uint64_t)i << PAGE_SHIFT),
 				  (struct folio *)pages[i]);

@@ -29,6 +29,7 @@ int thps_machine_new(const struct thps_config *cfg, thps_machine **out)
 	spin_lock_init(&m->err_lock);
 	knobs_init(&m->knobs);
 	huge_memory_init(m);
+	mem_cgroup_init(m);
 	m->next_pid = 1;
 	err = page_alloc_init(m, ram >> PAGE_SHIFT);
 	if (err) {
@@ -55,6 +56,7 @@ void thps_machine_free(thps_machine *m)
 		page_alloc_exit(m);
 	}
 	huge_memory_exit(m);
+	mem_cgroup_exit(m);
 	spin_lock_destroy(&m->knob_lock);
 	spin_lock_destroy(&m->stat_lock);
 	spin_lock_destroy(&m->proc_lock);

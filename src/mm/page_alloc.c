@@ -631,6 +631,8 @@ free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, struct page *pa
 	VM_BUG_ON_PAGE(!IS_ALIGNED(page_to_pfn(m, page), nr), m, page);
 	if (PageTable(page))
 		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, -1);
+	if (test_bit_flags(page, PG_memcg)) /* every frame is, or none */
+		mem_cgroup_uncharge(m, nr);
 	for (uint64_t i = 0; i < nr; i++)
 		free_frame_prepare(m, page + i);
 }

@@ -19,9 +19,18 @@ static void mm_add_pgtables(struct mm_struct *mm, int64_t bytes)
 	local_add(&mm->pgtables_bytes, bytes);
 }
 
+/* A page-table page, charged to the memory cgroup (GFP_PGTABLE_USER is
+ * __GFP_ACCOUNT): NULL when there is no frame or no room under the limit. */
 struct page *pte_alloc_one(struct mm_struct *mm)
 {
-	return alloc_pages(mm->m, mm, GFP_PGTABLE, 0);
+	struct page *page = alloc_pages(mm->m, mm, GFP_PGTABLE, 0);
+
+	if (page && mem_cgroup_charge(mm->m, mm, page, GFP_PGTABLE)) {
+		atomic_set(&page->_refcount, 0);
+		free_pages(mm->m, mm, page, 0);
+		return NULL;
+	}
+	return page;
 }
 
 void pte_free(struct mm_struct *mm, struct page *pgtable)

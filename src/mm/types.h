@@ -129,6 +129,8 @@ enum pageflags {
 	PG_partially_mapped, /* folio (in page[1]): queued as partially mapped */
 	PG_deferred,         /* folio (in page[1]): on the deferred-split queue */
 	PG_mapcount_lock,    /* folio (in page[1]): bit lock for the mm-id slots */
+	PG_memcg,            /* every frame of a folio or page-table page charged to
+				the memory cgroup (memcontrol.c): uncharged when freed */
 	NR_PAGEFLAGS
 };
 
@@ -281,6 +283,8 @@ enum {
 	MMF_DISABLE_THP_COMPLETELY,     /* prctl(PR_SET_THP_DISABLE, 1) */
 	MMF_DISABLE_THP_EXCEPT_ADVISED, /* ... with PR_THP_DISABLE_EXCEPT_ADVISED */
 	MMF_VM_HUGEPAGE,                /* registered with khugepaged (has an mm slot) */
+	MMF_OOM_VICTIM,                 /* chosen by the OOM killer (oom_kill.c) */
+	MMF_OOM_SKIP,                   /* ... and reaped: nothing more to take */
 };
 
 struct mm_struct {
@@ -307,7 +311,10 @@ struct mm_struct {
 	struct vm_counters stat;  /* this process's share of /proc/vmstat */
 	uint64_t next_anon_vma;   /* model: anon_vma ids */
 	struct mm_struct *khugepaged_next; /* khugepaged's mm slot list, in registration order */
+	uint64_t fault_addr;      /* the fault in progress (memcontrol.c's reclaim leaves
+				     its 2 MiB alone); FAULT_ADDR_NONE outside one */
 };
+#define FAULT_ADDR_NONE UINT64_MAX
 
 /* ---- the machine ---- */
 enum thp_enabled { THP_ALWAYS, THP_MADVISE, THP_NEVER, THP_INHERIT };
@@ -392,10 +399,27 @@ struct fail_inject {
 	bool sticky[THPS_NR_ALLOC_CLASSES];
 };
 
+/*
+ * The memory cgroup (cgroup v2) of the machine's processes: its page
+ * counter, its limits and its events, in pages.  One for the machine: the
+ * processes a replay makes are one program's, in one container.
+ */
+struct mem_cgroup {
+	spinlock_t lock;          /* the limits, the shrinker deferral, the events */
+	atomic64_t usage;         /* memory.current, in pages */
+	atomic64_t watermark;     /* memory.peak, in pages */
+	uint64_t max, high;       /* memory.max, memory.high, in pages (UINT64_MAX: max) */
+	int64_t nr_deferred;      /* the deferred-split shrinker's deferred work (do_shrink_slab) */
+	uint64_t events[THPS_NR_MEMCG_EVENTS]; /* memory.events */
+	uint64_t oom_kill_mm_id;  /* the last victim's mm, for the caller to see */
+	bool oom_group;           /* memory.oom.group: a kill takes every process */
+};
+
 struct thps_proc {
 	struct mm_struct mm;
 	struct thps_machine *m;
 	int pid;
+	int oom_score_adj;     /* /proc/PID/oom_score_adj, -1000..1000 */
 	struct thps_proc *next, *prev; /* machine's process list */
 };
 
@@ -445,6 +469,9 @@ struct thps_machine {
 	/* counters: totals of exited processes and of work done outside any */
 	spinlock_t stat_lock ____cacheline_aligned;
 	struct vm_counters stat;
+
+	/* the memory cgroup every process is in (memcontrol.c) */
+	struct mem_cgroup memcg ____cacheline_aligned;
 
 	/* processes */
 	spinlock_t proc_lock ____cacheline_aligned;

@@ -38,6 +38,7 @@ struct replay_layout {
 struct task {
 	int32_t pid; /* the pid table's key */
 	struct replay_mm *mm;
+	int oom_killed; /* the OOM killer ended it, or the process that forked it */
 };
 
 struct replay {
@@ -47,6 +48,10 @@ struct replay {
 	struct pidtab tasks;      /* struct task */
 	int32_t cur_pid;
 	struct replay_mm *cur;    /* the current process's address space */
+	int cur_killed;           /* the current pid was ended by the OOM killer */
+	uint64_t oom_kills_seen;  /* memory.events oom_kill when last looked */
+	const uint64_t *nrecords; /* the reader's count of records read */
+	uint64_t kill_record;     /* the record whose fault the OOM killer failed, if known */
 	uint64_t now_ns;
 	/* the sample schedule: a sample every stride records (next_sample
 	 * is the next), numbered sample_idx; the series keep the points
@@ -94,6 +99,9 @@ void replay_exit(struct replay *r, const struct trace_event *ev);
 void replay_kfig(struct replay *r, const struct trace_event *ev);
 void replay_syscall(struct replay *r, const struct trace_event *ev);
 void replay_set_pending_brk(struct replay *r, struct replay_mm *mm);
+/* After a call that may have charged: end the processes the OOM killer
+ * chose (replay.c). */
+void replay_oom_check(struct replay *r);
 void replay_count_skip(struct replay *r, int why);
 /* A heap boundary at recorded address b (ranges.c reads them). */
 void replay_heap_break(struct replay *r, uint64_t b);
@@ -105,7 +113,7 @@ static inline void replay_fault(struct replay *r, const struct trace_event *ev)
 	struct replay_mm *mm = r->cur;
 
 	if (__builtin_expect(!mm, 0)) {
-		replay_count_skip(r, REPLAY_SKIP_fault_noproc);
+		replay_count_skip(r, r->cur_killed ? REPLAY_SKIP_oom_killed : REPLAY_SKIP_fault_noproc);
 		return;
 	}
 	mm->faults++;
@@ -115,6 +123,11 @@ static inline void replay_fault(struct replay *r, const struct trace_event *ev)
 		return;
 	}
 	replay_run_flush(r);
+	if (__builtin_expect(r->cur != mm, 0)) { /* that flush's OOM kill took it */
+		mm->faults--;
+		replay_count_skip(r, REPLAY_SKIP_oom_killed);
+		return;
+	}
 	r->run.mm = mm;
 	r->run.start = ev->addr;
 	r->run.n = 1;
@@ -136,6 +149,8 @@ void xlat_free(struct replay_xlat *x);
 /* settings.c: the knobs in force and khugepaged's settings */
 int replay_apply_knobs(struct replay *r, const struct trace_header *h, char *err, size_t errlen);
 void replay_khugepaged_settings(struct replay *r, const struct trace_header *h);
+/* The memory cgroup's limits: the options', else the trace's. */
+void replay_apply_limits(struct replay *r, const struct trace_header *h);
 
 /* foreign.c: file-backed and shared ranges, and the pages copied from
  * private file mappings */

@@ -190,11 +190,19 @@ void replay_run_flush(struct replay *r)
 			break;
 		/* pages before the failing one are done; go on after it */
 		ok = t.done ? (t.done - 1) / 4096 + 1 : 0;
+		if (err == -EINTR) { /* the OOM killer chose this process */
+			r->res->skips[REPLAY_SKIP_oom_killed] += r->run.n - ok;
+			/* the run's faults after the failing one were read ahead */
+			r->kill_record = *r->nrecords - (r->run.n - ok);
+			break;
+		}
 		fault_failed(r, mm, r->run.start + (ok << 12), r->run.write, err);
 		r->run.start += (ok + 1) << 12;
 		r->run.n -= ok + 1;
 	}
 	r->run.n = 0;
+	if (__builtin_expect(r->res->limited, 0))
+		replay_oom_check(r);
 }
 
 void replay_set_pending_brk(struct replay *r, struct replay_mm *mm)

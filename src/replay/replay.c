@@ -142,6 +142,48 @@ void replay_mm_put(struct replay *r, struct replay_mm *mm, const char *why)
 		replay_mm_end(r, mm, why);
 }
 
+/*
+ * The OOM killer chose some processes (memory.events oom_kill moved): end
+ * each with "OOM kill", keep its pid as killed so that its later records
+ * (and a child's) are skipped as such, and say when in the trace it died.
+ */
+void replay_oom_check(struct replay *r)
+{
+	struct thps_memcg_stat s;
+
+	if (!r->res->limited)
+		return;
+	thps_memcg_read(r->m, &s);
+	if (s.events[THPS_MEMCG_oom_kill] == r->oom_kills_seen)
+		return;
+	r->oom_kills_seen = s.events[THPS_MEMCG_oom_kill];
+	for (size_t i = 0; i < r->tasks.cap; i++) {
+		struct task *t = pidtab_slot(&r->tasks, i);
+		struct replay_mm *mm = t ? t->mm : NULL;
+
+		if (!mm || !mm->proc || !thps_proc_oom_killed(mm->proc))
+			continue;
+		mm->oom_killed = 1;
+		mm->oom_kill_ns = r->now_ns;
+		mm->oom_kill_record = r->kill_record && mm == r->run.mm ? r->kill_record
+					: r->nrecords ? *r->nrecords : 0;
+		r->res->oom_kills++;
+		/* every task of it dies with it (vfork shares it) */
+		replay_mm_end(r, mm, "OOM kill");
+	}
+	r->kill_record = 0;
+	for (size_t i = 0; i < r->tasks.cap; i++) {
+		struct task *t = pidtab_slot(&r->tasks, i);
+
+		if (t && t->mm && t->mm->oom_killed) {
+			t->mm = NULL;
+			t->oom_killed = 1;
+			if (t->pid == r->cur_pid)
+				r->cur_killed = 1;
+		}
+	}
+}
+
 void replay_take_sample(struct replay *r)
 {
 	measures_tick(r, r->sample_idx++);
@@ -289,6 +331,7 @@ static void select_task(struct replay *r, int32_t pid)
 
 	r->cur_pid = pid;
 	r->cur = t ? t->mm : NULL;
+	r->cur_killed = t && t->oom_killed;
 }
 
 /* A fault record, and the faults that follow it page by page up to the
@@ -373,6 +416,8 @@ static void replay_record(struct replay *r, struct trace_event *ev)
 		break;
 	}
 	khug_check_registered(r);
+	if (__builtin_expect(r->res->limited, 0))
+		replay_oom_check(r);
 }
 
 /* After the last record (e < 0: the trace is cut short or damaged there):
@@ -402,6 +447,7 @@ static void replay_end(struct replay *r, struct trace_reader *tr, int e)
 		settle(r, r->o->settle_ms);
 	replay_take_sample(r);
 	measures_trace_end(r);
+	thps_memcg_read(r->m, &res->memcg); /* memory.current at the end of the trace */
 	for (int i = 0; i < res->nmms; i++)
 		if (!res->mms[i]->ended)
 			replay_mm_end(r, res->mms[i], res->partial ? "trace cut" : "end of trace");
@@ -433,6 +479,8 @@ int replay_run(const char *path, const struct replay_opts *o, struct replay_resu
 	if (ret)
 		goto out;
 	replay_khugepaged_settings(&r, &tr->header);
+	replay_apply_limits(&r, &tr->header);
+	r.nrecords = &tr->nrecords;
 	layout_begin(&r, o->layout_seed, o->layout);
 	while ((e = trace_next(tr, ev)) > 0) {
 		if (__builtin_expect(ev->time_ns > r.timer_ns, 0))

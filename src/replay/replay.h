@@ -68,6 +68,7 @@ struct replay_series {
 	X(fault_file, "faults in file-backed or shared mappings (not modelled)")           \
 	X(fault_unmapped, "faults outside every mapping, or not allowed by it (SIGSEGV)")  \
 	X(fault_noproc, "faults of a process the trace never introduced")                  \
+	X(oom_killed, "records of processes the OOM killer had ended (and their children)") \
 	X(fault_oom, "faults the simulated machine had no memory for")                     \
 	X(mmap_foreign, "mmap calls of file-backed or shared memory (not modelled)")       \
 	X(call_failed, "calls the kernel did and the model refused")                       \
@@ -166,6 +167,10 @@ struct replay_mm {
 	uint64_t kfig_anonymous, kfig_anon_huge, kfig_rss;
 	uint64_t model_at_kfig[THPS_NR_PROC_ITEMS];
 	uint64_t faults;         /* fault records replayed */
+	/* the OOM killer ended it (end is "OOM kill"): when, and after how
+	 * many of the trace's records */
+	int oom_killed;
+	uint64_t oom_kill_ns, oom_kill_record;
 	struct replay_series series;
 	/* file-backed and shared ranges: [start, end, private file?], sorted */
 	uint64_t (*foreign)[3];
@@ -233,6 +238,12 @@ struct replay_opts {
 	int heap_chosen;          /* under layout > 0, the heap's shift is heap_shift (mod
 				     2 MiB), not the drawn one (ranges.c chooses it) */
 	int64_t heap_shift;
+	/* the memory cgroup (--memory-max, --memory-high; bytes,
+	 * THPS_MEMCG_NOLIMIT for none): with limit_set these, else the
+	 * recorded program's own cgroup limits from the trace header, unless
+	 * no_limit */
+	int limit_set, no_limit;
+	uint64_t memory_max, memory_high;
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */
@@ -310,6 +321,13 @@ struct replay_result {
 	 * brk set) on a 2 MiB boundary (ranges.c's classes of heap offset) */
 	uint8_t heap_breaks[REPLAY_HEAP_OFFSETS];
 	uint64_t skips[REPLAY_NR_SKIPS];
+	/* the memory cgroup: whether a limit applied, where it came from
+	 * ("--memory-max", "the trace"), and memory.current, memory.peak
+	 * and memory.events at the end */
+	int limited;
+	const char *limit_from;
+	struct thps_memcg_stat memcg;
+	int oom_kills;
 	double seconds;          /* wall time of the replay */
 	/* the knobs in force */
 	int nknobs;

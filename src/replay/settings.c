@@ -99,3 +99,16 @@ void replay_khugepaged_settings(struct replay *r, const struct trace_header *h)
 		replay_note(r, "the trace has no khugepaged settings: khugepaged runs with Linux's defaults "
 			"(scan_sleep_millisecs=10000, pages_to_scan=4096) unless --set says otherwise");
 }
+
+void replay_apply_limits(struct replay *r, const struct trace_header *h)
+{
+	const struct replay_opts *o = r->o;
+	struct replay_result *res = r->res;
+
+	(void)h;
+	if (o->no_limit || !o->limit_set)
+		return;
+	thps_memcg_set_limits(r->m, o->memory_max, o->memory_high);
+	res->limited = o->memory_max != THPS_MEMCG_NOLIMIT || o->memory_high != THPS_MEMCG_NOLIMIT;
+	res->limit_from = "options";
+}

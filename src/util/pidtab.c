@@ -59,6 +59,13 @@ void *pidtab_find(struct pidtab *t, int32_t key, int *created)
 	}
 }
 
+void *pidtab_slot(const struct pidtab *t, size_t i)
+{
+	int32_t *k = key_at(t, i);
+
+	return *k > 0 ? k : NULL;
+}
+
 void pidtab_del(struct pidtab *t, int32_t key)
 {
 	int32_t *k = pidtab_find(t, key, NULL);

@@ -27,6 +27,9 @@ struct pidtab {
  * then a missing one is made, zeroed but for its key, with *created set
  * to 1 (NULL only when out of memory). */
 void *pidtab_find(struct pidtab *t, int32_t key, int *created);
+/* The element in slot i (i < t->cap), or NULL when the slot holds none:
+ * for a walk over every element. */
+void *pidtab_slot(const struct pidtab *t, size_t i);
 /* Delete key's element, if there is one. */
 void pidtab_del(struct pidtab *t, int32_t key);
 void pidtab_free(struct pidtab *t);
