@@ -324,6 +324,8 @@ struct thps_memcg_stat {
 	uint64_t events[THPS_NR_MEMCG_EVENTS]; /* memory.events */
 };
 void thps_memcg_read(thps_machine *m, struct thps_memcg_stat *out);
+/* One memory.events count, without the lock (cheap enough for every call). */
+uint64_t thps_memcg_event(thps_machine *m, int event);
 /* memory.peak starts again from memory.current (a write to memory.peak). */
 void thps_memcg_reset_peak(thps_machine *m);
 

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -40,10 +41,10 @@
 #include "replay/replay.h"
 #include "trace/trace.h"
 
-/* rounds x (a read every 4 KiB [then a write to each]) over mib MiB, with
- * mmap/munmap. */
-static int write_bench_trace(const char *path, uint64_t mib, int rounds, int writes,
-			     uint64_t *records)
+/* rounds x (a read every step bytes [then a write to each]; writes 2: the
+ * writes alone) over mib MiB, with mmap/munmap. */
+static int write_bench_trace_step(const char *path, uint64_t mib, int rounds, int writes,
+				  uint64_t step, uint64_t *records)
 {
 	struct trace_writer w;
 	struct trace_header h = { 0 };
@@ -63,11 +64,11 @@ static int write_bench_trace(const char *path, uint64_t mib, int rounds, int wri
 	trace_write_exec(&w, "/bench", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
 	for (int r = 0; r < rounds; r++) {
 		trace_write_syscall(&w, 9, 6, args, (int64_t)base);
-		for (uint64_t a = base; a < base + len; a += 4096) {
+		for (uint64_t a = base; writes != 2 && a < base + len; a += step) {
 			trace_write_time(&w, t_ns += 1000, 100000);
 			trace_write_fault(&w, a, 0, 0);
 		}
-		for (uint64_t a = base; writes && a < base + len; a += 4096) {
+		for (uint64_t a = base; writes && a < base + len; a += step) {
 			trace_write_time(&w, t_ns += 1000, 100000);
 			trace_write_fault(&w, a, 1, 0);
 		}
@@ -78,6 +79,12 @@ static int write_bench_trace(const char *path, uint64_t mib, int rounds, int wri
 	trace_write_exit(&w, 0);
 	*records = w.nrecords + 1;
 	return trace_writer_close(&w);
+}
+
+static int write_bench_trace(const char *path, uint64_t mib, int rounds, int writes,
+			     uint64_t *records)
+{
+	return write_bench_trace_step(path, mib, rounds, writes, 4096, records);
 }
 
 /*
@@ -164,6 +171,7 @@ struct replay_cfg {
 	const char *knob, *value;
 	int no_khugepaged;
 	int figures_only;  /* the figures and series measures alone */
+	uint64_t memory_max; /* --memory-max; 0: none */
 };
 
 static double replay_once(const char *path, const struct replay_cfg *c, uint64_t *records,
@@ -180,6 +188,11 @@ static double replay_once(const char *path, const struct replay_cfg *c, uint64_t
 	o.ram_bytes = 4ULL << 30;
 	o.no_khugepaged = c->no_khugepaged;
 	o.figures_only = c->figures_only;
+	if (c->memory_max) {
+		o.limit_set = 1;
+		o.memory_max = c->memory_max;
+		o.memory_high = THPS_MEMCG_NOLIMIT;
+	}
 	c0 = bench_thread_cpu();
 	w0 = bench_now();
 	if (replay_run(path, &o, &res, err, sizeof(err))) {
@@ -224,8 +237,8 @@ static void ratio_in_turns(const char *path, const struct replay_cfg *a,
 static void khug_ratio(const char *path, double *on, double *off, double *ratio,
 		       uint64_t *wakeups)
 {
-	static const struct replay_cfg on_cfg = { "always", NULL, NULL, 0, 0 },
-					off_cfg = { "always", NULL, NULL, 1, 0 };
+	static const struct replay_cfg on_cfg = { "always", NULL, NULL, 0, 0, 0 },
+					off_cfg = { "always", NULL, NULL, 1, 0, 0 };
 
 	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, wakeups);
 }
@@ -235,8 +248,8 @@ static void mthp_ratio(const char *path, double *on, double *off, double *ratio)
 {
 	static const struct replay_cfg on_cfg = { "never",
 						  "transparent_hugepage/hugepages-64kB/enabled",
-						  "always", 0, 0 },
-					off_cfg = { "never", NULL, NULL, 0, 0 };
+						  "always", 0, 0, 0 },
+					off_cfg = { "never", NULL, NULL, 0, 0, 0 };
 
 	ratio_in_turns(path, &on_cfg, &off_cfg, on, off, ratio, NULL);
 }
@@ -244,10 +257,48 @@ static void mthp_ratio(const char *path, double *on, double *off, double *ratio)
 /* THP always, every measure against the figures and series alone. */
 static void measures_ratio(const char *path, double *all, double *figs, double *ratio)
 {
-	static const struct replay_cfg all_cfg = { "always", NULL, NULL, 0, 0 },
-					figs_cfg = { "always", NULL, NULL, 0, 1 };
+	static const struct replay_cfg all_cfg = { "always", NULL, NULL, 0, 0, 0 },
+					figs_cfg = { "always", NULL, NULL, 0, 1, 0 };
 
 	ratio_in_turns(path, &all_cfg, &figs_cfg, all, figs, ratio, NULL);
+}
+
+/*
+ * THP always with max_ptes_none 409, with a memory.max against none: one
+ * above anything the trace takes (the cost of the limit's bookkeeping), and
+ * a quarter of what it takes, where reclaim splits its underused THPs every
+ * few hundred faults (the cost of the work the kernel does there too:
+ * splits, zero pages mapped, pages freed).
+ */
+static void limit_ratio(const char *path, struct bench_record *b)
+{
+	static const uint64_t limits[2] = { 64ULL << 30, 256ULL << 20 };
+
+	for (int i = 0; i < 2; i++) {
+		const struct replay_cfg on_cfg = { "always",
+						   "transparent_hugepage/khugepaged/max_ptes_none",
+						   "409", 1, 0, limits[i] },
+					off_cfg = { "always",
+						    "transparent_hugepage/khugepaged/max_ptes_none",
+						    "409", 1, 0, 0 };
+		struct replay_opts o = { .ram_bytes = 4ULL << 30, .no_khugepaged = 1, .limit_set = 1,
+					 .memory_max = limits[i],
+					 .memory_high = THPS_MEMCG_NOLIMIT };
+		struct replay_result res;
+		char err[1024];
+
+		ratio_in_turns(path, &on_cfg, &off_cfg, &b->limit_on[i], &b->limit_off[i],
+			       &b->limit_ratio[i], NULL);
+		/* what the limit did: a replay that a kill cut short would be
+		 * fast for the wrong reason */
+		knob_sets_add_pair(&o.knobs, "transparent_hugepage/enabled", on_cfg.enabled);
+		knob_sets_add_pair(&o.knobs, on_cfg.knob, on_cfg.value);
+		if (replay_run(path, &o, &res, err, sizeof(err)) == 0) {
+			b->limit_kills[i] = (uint64_t)res.oom_kills;
+			b->limit_splits[i] = res.vm[THPS_VM_thp_underused_split_page];
+		}
+		replay_result_free(&res);
+	}
 }
 
 static double process_cpu(void)
@@ -312,7 +363,7 @@ static void layouts_cost(const char *path, struct bench_record *b)
 
 static void replay_rate(const char *path, const char *enabled, uint64_t *records, double r[2])
 {
-	const struct replay_cfg c = { enabled, NULL, NULL, 0, 0 };
+	const struct replay_cfg c = { enabled, NULL, NULL, 0, 0, 0 };
 	double cpu[REPLAY_RUNS], wall[REPLAY_RUNS];
 
 	r[0] = r[1] = 0;
@@ -408,6 +459,9 @@ void bench_record_collect(struct bench_record *b)
 		measures_ratio(trace, &b->meas_all[0], &b->meas_figs[0], &b->meas_ratio[0]);
 		layouts_cost(trace, b);
 	}
+	/* one byte every 64 KiB: 32 pages of each 2 MiB, underused THPs */
+	if (write_bench_trace_step(trace, 1024, 8, 2, 64 << 10, &recs) == 0)
+		limit_ratio(trace, b);
 	if (write_churn_trace(trace, &recs) == 0)
 		measures_ratio(trace, &b->meas_all[1], &b->meas_figs[1], &b->meas_ratio[1]);
 	if (write_bench_trace(trace, 128, 8, 1, &recs) == 0) {
@@ -549,6 +603,19 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		}
 		json_end_array(j);
 		json_double(j, "measures_goal_ratio", MEASURES_GOAL);
+		json_begin_array(j, "memory_limit_vs_none");
+		for (int i = 0; i < 2; i++) {
+			json_begin_object(j, NULL);
+			json_uint(j, "memory_max_MiB", i ? 256 : 64 << 10);
+			json_double(j, "records_per_s_limit", b->limit_on[i]);
+			json_double(j, "records_per_s_none", b->limit_off[i]);
+			json_double(j, "ratio", b->limit_ratio[i]);
+			json_double(j, "goal_ratio", 0.8);
+			json_uint(j, "underused_splits", b->limit_splits[i]);
+			json_uint(j, "oom_kills", b->limit_kills[i]);
+			json_end_object(j);
+		}
+		json_end_array(j);
 		json_begin_object(j, "layouts_vs_one_replay_per_layout");
 		json_string(j, "trace", "read_write");
 		json_int(j, "layouts", b->layouts_n);
@@ -613,6 +680,16 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		printf("  %-18s all %6.1f M/s  figures %6.1f M/s  %.2fx %s\n",
 		       t ? "8 processes churn" : "reads then writes", b->meas_all[t] / 1e6,
 		       b->meas_figs[t] / 1e6, b->meas_ratio[t], b->meas_ratio[t] >= MEASURES_GOAL ? "" : "<");
+	printf("a memory limit (THP always, max_ptes_none 409; one byte every 64 KiB over 1 GiB,\n"
+	       "8 rounds): speed with memory.max over without, in turns, median of %d:\n", REPLAY_RUNS);
+	for (int i = 0; i < 2; i++)
+		printf("  %-26s %6.1f M/s  none %6.1f M/s  %.2fx %s(goal 0.8x); %" PRIu64
+		       " underused THPs split, %" PRIu64 " OOM kills\n",
+		       i ? "256 MiB (reclaim splits)" : "64 GiB (never reached)", b->limit_on[i] / 1e6,
+		       b->limit_off[i] / 1e6, b->limit_ratio[i], b->limit_ratio[i] >= 0.8 ? "" : "< ",
+		       b->limit_splits[i], b->limit_kills[i]);
+	printf("  (under 256 MiB the replay does what the kernel does there: the splits of 512\n"
+	       "  pages, each page checked, the zero-filled ones mapped to the zero page and freed)\n");
 	if (b->layouts_wall > 0) {
 		double one = b->seq_wall / b->layouts_replays;
 

@@ -24,6 +24,10 @@ struct bench_record {
 	/* THP always, every measure over the figures and series alone: the
 	 * read-and-write trace and a churn of small mappings in 8 processes */
 	double meas_ratio[2], meas_all[2], meas_figs[2];
+	/* under a memory.max that makes reclaim split underused THPs, over
+	 * no limit (THP always, max_ptes_none 409) */
+	double limit_ratio[2], limit_on[2], limit_off[2]; /* [0]: never reached, [1]: 256 MiB */
+	uint64_t limit_kills[2], limit_splits[2];
 	/* the read-and-write trace under LAYOUTS_N layouts (thpsim replay's
 	 * default) on every CPU, against LAYOUTS_N replays one after another:
 	 * wall and process CPU seconds, medians, and the CPUs used */

@@ -54,7 +54,7 @@ static const struct {
 	  "-- COMMAND [ARG]...",
 	  "trace a real program's anonymous memory (root)", 1 },
 	{ "replay", cmd_replay, "TRACE|- [--set KNOB=VALUE]... [--format text|json|csv] [--ram GiB] "
-	  "[-q]", "a recorded program under a THP policy", 1 },
+	  "[-q] [--memory-max SIZE]", "a recorded program under a THP policy (and a memory limit)", 1 },
 	{ "compare", cmd_compare, "TRACE|- [--policy NAME=KNOBS]... [--svg FILE [--force]] "
 	  "[--format text|json]", "several THP policies side by side", 1 },
 	{ "trace", cmd_trace, "dump TRACE|- [--limit N] [--header]",

@@ -54,6 +54,9 @@ static const char usage_text[] =
 	"                      [--set KNOB=VALUE]... [--format text|json] [--ram GiB] [--quiet]\n"
 	"                      [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS]\n"
 	"                      [--as-recorded] [--layouts N] [--layout-seed S] [--khugepaged-phase MS]\n"
+	"                      [--memory-max SIZE] [--memory-high SIZE] [--no-limit]\n"
+	"  --memory-max, --memory-high: every policy under that memory cgroup limit (thpsim\n"
+	"  replay --help); the verdict then says, per policy, whether the program survives.\n"
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
@@ -511,6 +514,67 @@ static void print_verdict(struct policy *pol, int n)
 	}
 }
 
+/* Under a memory limit: how many of a policy's layouts had an OOM kill. */
+static int killed_layouts(const struct replay_result *r, int *n)
+{
+	const struct replay_ranges *g = r->ranges;
+	int k = 0;
+
+	if (!g || !g->n) {
+		*n = 1;
+		return r->oom_kills > 0;
+	}
+	*n = g->n;
+	for (int j = 0; j < g->n; j++)
+		k += g->machine[(size_t)RANGE_oom_kills * g->n + j] > 0;
+	return k;
+}
+
+/* The verdict under the memory cgroup's limit, per policy: survives (its
+ * memory.peak against memory.max), or OOM-killed (who, when, how far into
+ * the trace), and in how many of the layouts. */
+static void print_limits(struct policy *pol, int n)
+{
+	const struct thps_memcg_stat *s0 = &pol[0].res.memcg;
+
+	printf("\nunder the memory limit (");
+	if (s0->max_bytes != THPS_MEMCG_NOLIMIT)
+		printf("memory.max %" PRIu64 " kB", s0->max_bytes >> 10);
+	if (s0->high_bytes != THPS_MEMCG_NOLIMIT)
+		printf("%smemory.high %" PRIu64 " kB", s0->max_bytes != THPS_MEMCG_NOLIMIT ? ", " : "",
+		       s0->high_bytes >> 10);
+	printf("; from %s):\n", pol[0].res.limit_from ? pol[0].res.limit_from : "?");
+	for (int k = 0; k < n; k++) {
+		const struct replay_result *r = &pol[k].res;
+		int layouts, killed = killed_layouts(r, &layouts);
+
+		printf("  %-16.16s ", pol[k].name);
+		if (!r->oom_kills) {
+			printf("survives, memory.peak %" PRIu64 " kB", r->memcg.peak_bytes >> 10);
+			if (r->memcg.max_bytes != THPS_MEMCG_NOLIMIT && r->memcg.max_bytes)
+				printf(" (%.1f%% of memory.max)",
+				       100.0 * (double)r->memcg.peak_bytes / (double)r->memcg.max_bytes);
+		}
+		for (int i = 0, first = 1; i < r->nmms; i++) {
+			const struct replay_mm *mm = r->mms[i];
+
+			if (!mm->oom_killed)
+				continue;
+			printf("%s%s (pid %d) OOM-killed at %.3f s (%.1f%% of the trace)",
+			       first ? "" : "; ", mm->name, mm->pid, (double)mm->oom_kill_ns * 1e-9,
+			       replay_kill_share(r, mm));
+			first = 0;
+		}
+		if (layouts > 1)
+			printf("; a kill in %d of %d layouts", killed, layouts);
+		printf("\n  %-16s thp_fault_fallback_charge %" PRIu64 ", thp_underused_split_page %"
+		       PRIu64 ", memory.events max %" PRIu64 " high %" PRIu64 "\n", "",
+		       r->vm[THPS_VM_thp_fault_fallback_charge],
+		       r->vm[THPS_VM_thp_underused_split_page], r->memcg.events[THPS_MEMCG_max],
+		       r->memcg.events[THPS_MEMCG_high]);
+	}
+}
+
 /* The THP work each policy cost (measure_work.c): the rows any policy
  * has, each a count and, where an event allocates, the kB. */
 static void print_work(struct policy *pol, int n)
@@ -723,6 +787,8 @@ static void print_text(const char *path, struct policy *pol, int n)
 	}
 	print_ranges(pol, n);
 	print_verdict(pol, n);
+	if (pol[0].res.limited)
+		print_limits(pol, n);
 	print_kinds(pol, n);
 	print_work(pol, n);
 	printf("\npolicies (over the recording machine's settings):\n");
@@ -784,6 +850,30 @@ static void print_json(const char *path, struct policy *pol, int n)
 			json_uint(&j, "splits", v.splits);
 			json_uint(&j, "collapses", v.collapses);
 			json_uint(&j, "fallbacks", v.fallbacks);
+			if (r->limited) {
+				int layouts, killed = killed_layouts(r, &layouts);
+
+				json_begin_object(&j, "limit");
+				json_bool(&j, "survives", !r->oom_kills);
+				json_uint(&j, "memory_peak_kB", r->memcg.peak_bytes >> 10);
+				json_int(&j, "killed_layouts", killed);
+				json_int(&j, "layouts", layouts);
+				json_begin_array(&j, "oom_killed");
+				for (int i = 0; i < r->nmms; i++) {
+					const struct replay_mm *mm = r->mms[i];
+
+					if (!mm->oom_killed)
+						continue;
+					json_begin_object(&j, NULL);
+					json_string(&j, "name", mm->name);
+					json_int(&j, "pid", mm->pid);
+					json_double(&j, "t_s", (double)mm->oom_kill_ns * 1e-9);
+					json_double(&j, "share_of_trace_pct", replay_kill_share(r, mm));
+					json_end_object(&j);
+				}
+				json_end_array(&j);
+				json_end_object(&j);
+			}
 			json_end_object(&j);
 		}
 		json_begin_object(&j, "replay");

@@ -487,9 +487,11 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 				    (long long)n, (long long)free_per_order[o],
 				    (unsigned long long)m->zone.free_area[o].nr_free);
 	}
-	if (charged != (uint64_t)atomic64_read(&m->memcg.usage))
-		return fail(c, "%llu frames charged, memory.current %lld pages",
-			    (unsigned long long)charged, (long long)atomic64_read(&m->memcg.usage));
+	if (charged + (uint64_t)atomic64_read(&m->memcg.stock) !=
+	    (uint64_t)atomic64_read(&m->memcg.usage))
+		return fail(c, "%llu frames charged and %lld in the stock, memory.current %lld pages",
+			    (unsigned long long)charged, (long long)atomic64_read(&m->memcg.stock),
+			    (long long)atomic64_read(&m->memcg.usage));
 	if (free_frames != m->zone.nr_free_pages)
 		return fail(c, "%llu frames free on the lists but nr_free_pages %llu",
 			    (unsigned long long)free_frames, (unsigned long long)m->zone.nr_free_pages);

@@ -591,7 +591,8 @@ static inline int mem_cgroup_charge_folio(struct folio *folio, struct mm_struct 
 }
 /* The first of n order-0 pages that fit without reclaim: how many. */
 int mem_cgroup_charge_bulk(struct thps_machine *m, struct page **pages, int n);
-void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr);
+/* kmem: a page table's (to the stock), else a folio's. */
+void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr, bool kmem);
 bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held);
 
 /* ---- checker (mm/debug.c) ---- */

@@ -44,12 +44,19 @@
  * memcg reclaim (Linux 6.4+, flush_reclaim_state), so a pass always goes
  * down to priority 0.
  *
- * Divergences: no per-CPU charge stock (Linux charges 64 pages at a time
- * and keeps the rest per CPU, so memory.current reads up to 63 pages per
- * CPU above the model's); the program's file pages, kernel stacks and
- * slab objects are not charged (they are not in the trace); memory.high's
- * throttling is time, which the model does not have: only its reclaim is
- * made.
+ * The charge stock (memcg_stock_pcp): a charge of up to 64 pages takes
+ * them from the stock when it holds enough, else charges 64 at once where
+ * they fit and keeps the rest; a page table freed gives its page back to
+ * the stock (obj_cgroup_uncharge_pages), a stock over 64 is given back
+ * whole, and a charge that reclaim could not satisfy drains it.  The stock
+ * is in memory.current and memory.peak: it is why a THP charge fails a few
+ * pages early and the 4 KiB pages after it still fit.  Linux keeps one per
+ * CPU; the model has one (a program on one CPU at a time).
+ *
+ * Divergences: one stock, not one per CPU; the program's file pages,
+ * kernel stacks and slab objects are not charged (they are not in the
+ * trace); memory.high's throttling is time, which the model does not
+ * have: only its reclaim is made.
  */
 #include "internal.h"
 
@@ -58,6 +65,7 @@
 #define DEFAULT_SEEKS 2
 #define SHRINK_BATCH 128
 #define PAGE_ALLOC_COSTLY_ORDER 3
+#define MEMCG_CHARGE_BATCH 64
 
 static const char *const memcg_event_names[] = {
 #define THPS_NAME_ITEM(name) #name,
@@ -86,9 +94,7 @@ void mem_cgroup_exit(struct thps_machine *m)
 
 static void memcg_memory_event(struct mem_cgroup *memcg, enum thps_memcg_event ev)
 {
-	spin_lock(&memcg->lock);
-	memcg->events[ev]++;
-	spin_unlock(&memcg->lock);
+	__atomic_fetch_add(&memcg->events[ev], 1, __ATOMIC_RELAXED);
 }
 
 /* page_counter_try_charge: nr pages more, unless that goes over max. */
@@ -108,6 +114,48 @@ static bool page_counter_try_charge(struct mem_cgroup *memcg, uint64_t nr)
 					    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	return true;
+}
+
+/* consume_stock: nr pages from the stock, if it holds them. */
+static bool consume_stock(struct mem_cgroup *memcg, uint64_t nr)
+{
+	int64_t old = atomic64_read(&memcg->stock);
+
+	do {
+		if (old < (int64_t)nr)
+			return false;
+	} while (!__atomic_compare_exchange_n(&memcg->stock.counter, &old, old - (int64_t)nr, true,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* drain_stock: the stock's pages back to the counter. */
+static void drain_stock(struct mem_cgroup *memcg)
+{
+	int64_t n = __atomic_exchange_n(&memcg->stock.counter, 0, __ATOMIC_RELAXED);
+
+	atomic64_add(-n, &memcg->usage);
+}
+
+/* refill_stock: nr charged pages into the stock; over a batch, all back. */
+static void refill_stock(struct mem_cgroup *memcg, uint64_t nr)
+{
+	if (__atomic_add_fetch(&memcg->stock.counter, (int64_t)nr, __ATOMIC_RELAXED) >
+	    MEMCG_CHARGE_BATCH)
+		drain_stock(memcg);
+}
+
+/* A charge that needs no reclaim: from the stock, or a batch (the rest
+ * into the stock), or exactly nr. */
+static bool try_charge_quick(struct mem_cgroup *memcg, uint64_t nr)
+{
+	if (nr <= MEMCG_CHARGE_BATCH && consume_stock(memcg, nr))
+		return true;
+	if (nr < MEMCG_CHARGE_BATCH && page_counter_try_charge(memcg, MEMCG_CHARGE_BATCH)) {
+		refill_stock(memcg, MEMCG_CHARGE_BATCH - nr);
+		return true;
+	}
+	return page_counter_try_charge(memcg, nr);
 }
 
 static uint64_t mem_cgroup_margin(struct mem_cgroup *memcg)
@@ -186,7 +234,7 @@ static int try_charge_memcg(struct thps_machine *m, struct mm_struct *mm, gfp_t 
 	bool drained = false, passed_oom = false;
 
 	for (;;) {
-		if (page_counter_try_charge(memcg, nr))
+		if (try_charge_quick(memcg, nr))
 			break;
 		if (task_is_dying(mm) || !(gfp & __GFP_RECLAIM))
 			return -ENOMEM;
@@ -195,6 +243,7 @@ static int try_charge_memcg(struct thps_machine *m, struct mm_struct *mm, gfp_t 
 		if (mem_cgroup_margin(memcg) >= nr)
 			continue;
 		if (!drained) {
+			drain_stock(memcg); /* drain_all_stock */
 			drained = true;
 			continue;
 		}
@@ -242,24 +291,21 @@ int mem_cgroup_charge(struct thps_machine *m, struct mm_struct *mm, struct page 
 int mem_cgroup_charge_bulk(struct thps_machine *m, struct page **pages, int n)
 {
 	struct mem_cgroup *memcg = &m->memcg;
-	int got = n;
+	int got = 0;
 
-	/* as many as fit without reclaim; the rest are the caller's to free */
-	if (!page_counter_try_charge(memcg, (uint64_t)n)) {
-		uint64_t margin = mem_cgroup_margin(memcg);
-
-		got = margin < (uint64_t)n ? (int)margin : n;
-		while (got && !page_counter_try_charge(memcg, (uint64_t)got))
-			got--;
-	}
-	for (int i = 0; i < got; i++)
-		set_bit_flags(pages[i], PG_memcg);
+	/* as the page-by-page charges would while they need no reclaim; the
+	 * rest are the caller's to free */
+	while (got < n && try_charge_quick(memcg, 1))
+		set_bit_flags(pages[got++], PG_memcg);
 	return got;
 }
 
-void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr)
+void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr, bool kmem)
 {
-	atomic64_add(-(int64_t)nr, &m->memcg.usage);
+	if (kmem) /* a page table: obj_cgroup_uncharge_pages refills the stock */
+		refill_stock(&m->memcg, nr);
+	else
+		atomic64_add(-(int64_t)nr, &m->memcg.usage);
 }
 
 /* ---- the control files ---- */
@@ -299,8 +345,16 @@ void thps_memcg_read(thps_machine *m, struct thps_memcg_stat *out)
 	out->peak_bytes = (uint64_t)atomic64_read(&memcg->watermark) << PAGE_SHIFT;
 	out->max_bytes = pages_to_bytes(memcg->max);
 	out->high_bytes = pages_to_bytes(memcg->high);
-	memcpy(out->events, memcg->events, sizeof(out->events));
+	for (int i = 0; i < THPS_NR_MEMCG_EVENTS; i++)
+		out->events[i] = __atomic_load_n(&memcg->events[i], __ATOMIC_RELAXED);
 	spin_unlock(&memcg->lock);
+}
+
+uint64_t thps_memcg_event(thps_machine *m, int event)
+{
+	if (event < 0 || event >= THPS_NR_MEMCG_EVENTS)
+		return 0;
+	return __atomic_load_n(&m->memcg.events[event], __ATOMIC_RELAXED);
 }
 
 void thps_memcg_reset_peak(thps_machine *m)

@@ -64,7 +64,7 @@ static void oom_reap_task_mm(struct mm_struct *mm)
 static void oom_kill_one(struct thps_machine *m, struct thps_proc *p, struct mm_struct *held)
 {
 	mm_set_flag(&p->mm, MMF_OOM_VICTIM);
-	m->memcg.events[THPS_MEMCG_oom_kill]++;
+	__atomic_fetch_add(&m->memcg.events[THPS_MEMCG_oom_kill], 1, __ATOMIC_RELAXED);
 	if (&p->mm == held)
 		return; /* its fault fails, and it exits on the way out */
 	if (spin_trylock(&p->mm.lock)) {
@@ -101,7 +101,7 @@ bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held)
 	spin_lock(&memcg->lock);
 	group = memcg->oom_group;
 	if (victim && group)
-		memcg->events[THPS_MEMCG_oom_group_kill]++;
+		__atomic_fetch_add(&memcg->events[THPS_MEMCG_oom_group_kill], 1, __ATOMIC_RELAXED);
 	if (victim && !group)
 		oom_kill_one(m, victim, held);
 	for (struct thps_proc *p = m->procs; victim && group && p; p = p->next)

@@ -632,7 +632,7 @@ free_pages_prepare(struct thps_machine *m, struct mm_struct *mm, struct page *pa
 	if (PageTable(page))
 		mod_node_page_state(m, mm, THPS_VM_nr_page_table_pages, -1);
 	if (test_bit_flags(page, PG_memcg)) /* every frame is, or none */
-		mem_cgroup_uncharge(m, nr);
+		mem_cgroup_uncharge(m, nr, PageTable(page));
 	for (uint64_t i = 0; i < nr; i++)
 		free_frame_prepare(m, page + i);
 }

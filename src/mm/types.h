@@ -410,6 +410,8 @@ struct mem_cgroup {
 	atomic64_t watermark;     /* memory.peak, in pages */
 	uint64_t max, high;       /* memory.max, memory.high, in pages (UINT64_MAX: max) */
 	int64_t nr_deferred;      /* the deferred-split shrinker's deferred work (do_shrink_slab) */
+	atomic64_t stock;         /* pages charged ahead (memcg_stock_pcp; one CPU's): in usage,
+				     not yet in any frame */
 	uint64_t events[THPS_NR_MEMCG_EVENTS]; /* memory.events */
 	uint64_t oom_kill_mm_id;  /* the last victim's mm, for the caller to see */
 	bool oom_group;           /* memory.oom.group: a kill takes every process */

@@ -89,6 +89,106 @@ void rec_read_thp_settings(struct trace_header *h)
 	read_settings_dir(h, THP_DIR, "transparent_hugepage", 0);
 }
 
+/*
+ * The memory cgroup's limits.  cgroup v2: the "0::PATH" line of
+ * /proc/self/cgroup, files memory.max, memory.high and memory.swap.max
+ * under /sys/fs/cgroup/PATH.  cgroup v1: the "N:memory:PATH" line, files
+ * memory.limit_in_bytes and memory.memsw.limit_in_bytes (memory and swap
+ * together: its excess over the first is the swap allowed) under
+ * /sys/fs/cgroup/memory/PATH; v1 has no memory.high.  A limit applies from
+ * every ancestor, so each is the lowest along the path; v1 writes "no
+ * limit" as a number near 2^63.
+ */
+#define CG_NOLIMIT UINT64_MAX
+
+static uint64_t cg_read(const char *dir, const char *file)
+{
+	char path[1024], buf[64];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return CG_NOLIMIT;
+	if (!fgets(buf, sizeof(buf), f) || !strncmp(buf, "max", 3) ||
+	    sscanf(buf, "%llu", &v) != 1 || v >= (1ULL << 62))
+		v = CG_NOLIMIT;
+	fclose(f);
+	return v;
+}
+
+/* The lowest value of file along root/path and its ancestors. */
+static uint64_t cg_lowest(const char *root, const char *path, const char *file)
+{
+	char dir[1024];
+	uint64_t low = CG_NOLIMIT;
+
+	snprintf(dir, sizeof(dir), "%s%s", root, path);
+	for (;;) {
+		uint64_t v = cg_read(dir, file);
+		char *slash;
+
+		if (v < low)
+			low = v;
+		slash = strrchr(dir + strlen(root), '/');
+		if (!slash)
+			break;
+		*slash = 0;
+	}
+	return low;
+}
+
+static void cg_add(struct trace_header *h, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	if (v == CG_NOLIMIT)
+		snprintf(buf, sizeof(buf), "max");
+	else
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	trace_header_add(h, key, buf);
+}
+
+void rec_read_cgroup_limits(struct trace_header *h)
+{
+	char line[1024], v2[1024] = "", v1[1024] = "";
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (!strncmp(line, "0::", 3))
+			snprintf(v2, sizeof(v2), "%s", line + 3);
+		else if (strstr(line, ":memory:"))
+			snprintf(v1, sizeof(v1), "%s", strstr(line, ":memory:") + 8);
+	}
+	if (f)
+		fclose(f);
+	if (v2[0] && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		const char *root = "/sys/fs/cgroup";
+		const char *p = strcmp(v2, "/") ? v2 : ""; /* the root has no limit files */
+
+		trace_header_add(h, "cgroup", v2);
+		cg_add(h, "cgroup/memory.max", cg_lowest(root, p, "memory.max"));
+		cg_add(h, "cgroup/memory.high", cg_lowest(root, p, "memory.high"));
+		cg_add(h, "cgroup/memory.swap.max", cg_lowest(root, p, "memory.swap.max"));
+	} else if (v1[0]) {
+		const char *root = "/sys/fs/cgroup/memory";
+		const char *p = strcmp(v1, "/") ? v1 : "";
+		uint64_t max = cg_lowest(root, p, "memory.limit_in_bytes");
+		uint64_t memsw = cg_lowest(root, p, "memory.memsw.limit_in_bytes");
+
+		trace_header_add(h, "cgroup", v1);
+		cg_add(h, "cgroup/memory.max", max);
+		cg_add(h, "cgroup/memory.high", CG_NOLIMIT);
+		cg_add(h, "cgroup/memory.swap.max",
+		       memsw == CG_NOLIMIT ? CG_NOLIMIT : memsw > max ? memsw - max : 0);
+	}
+}
+
 /* Field n (1-based) of /proc/PID/stat, after the command name. */
 static int stat_field(pid_t pid, int n, uint64_t *out)
 {

@@ -827,6 +827,7 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 			trace_header_add(h, p->item[i].knob, p->item[i].value);
 	}
 	rec_read_thp_settings(h);
+	rec_read_cgroup_limits(h);
 }
 
 /* The recorder itself failed (it could not trace, or could not write the

@@ -83,6 +83,11 @@ void rec_shell_join(char *out, size_t len, char *const argv[]);
 /* Add the THP settings under /sys/kernel/mm/transparent_hugepage to h,
  * keyed by the knob names thpsim uses. */
 void rec_read_thp_settings(struct trace_header *h);
+/* The recorder's memory cgroup (which the program inherits) and its
+ * effective limits, the lowest along its path: header keys "cgroup",
+ * "cgroup/memory.max", "cgroup/memory.high", "cgroup/memory.swap.max"
+ * (bytes, or "max"); nothing when no memory controller is found. */
+void rec_read_cgroup_limits(struct trace_header *h);
 /* Write pid's address space as EXEC, VMA and TOUCH records. */
 int rec_write_exec_snapshot(struct trace_writer *w, pid_t pid);
 /* Read pid's smaps_rollup into k (kB).  Returns the number of figures. */

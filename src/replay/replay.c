@@ -149,14 +149,14 @@ void replay_mm_put(struct replay *r, struct replay_mm *mm, const char *why)
  */
 void replay_oom_check(struct replay *r)
 {
-	struct thps_memcg_stat s;
+	uint64_t kills;
 
 	if (!r->res->limited)
 		return;
-	thps_memcg_read(r->m, &s);
-	if (s.events[THPS_MEMCG_oom_kill] == r->oom_kills_seen)
+	kills = thps_memcg_event(r->m, THPS_MEMCG_oom_kill);
+	if (kills == r->oom_kills_seen)
 		return;
-	r->oom_kills_seen = s.events[THPS_MEMCG_oom_kill];
+	r->oom_kills_seen = kills;
 	for (size_t i = 0; i < r->tasks.cap; i++) {
 		struct task *t = pidtab_slot(&r->tasks, i);
 		struct replay_mm *mm = t ? t->mm : NULL;

@@ -372,7 +372,9 @@ void replay_result_free(struct replay_result *res);
 	X(thp_fault_alloc, "thp_fault_alloc", r->vm[THPS_VM_thp_fault_alloc])           \
 	X(thp_fault_fallback, "thp_fault_fallback", r->vm[THPS_VM_thp_fault_fallback])  \
 	X(thp_collapse_alloc, "thp_collapse_alloc", r->vm[THPS_VM_thp_collapse_alloc])  \
-	X(thp_split_pmd, "thp_split_pmd", r->vm[THPS_VM_thp_split_pmd])
+	X(thp_split_pmd, "thp_split_pmd", r->vm[THPS_VM_thp_split_pmd])                  \
+	X(memory_peak, "memory.peak", r->memcg.peak_bytes >> 10)                          \
+	X(oom_kills, "OOM kills", (uint64_t)r->oom_kills)
 #define RANGE_MM_FIGURES(X)                                                           \
 	X(Anonymous, "final Anonymous", mm->final[THPS_PROC_Anonymous])                  \
 	X(AnonHugePages, "final AnonHugePages", mm->final[THPS_PROC_AnonHugePages])      \

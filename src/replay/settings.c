@@ -100,15 +100,55 @@ void replay_khugepaged_settings(struct replay *r, const struct trace_header *h)
 			"(scan_sleep_millisecs=10000, pages_to_scan=4096) unless --set says otherwise");
 }
 
+/* A header limit: bytes, UINT64_MAX for "max"; -1 when absent or bad. */
+static int header_limit(const struct trace_header *h, const char *key, uint64_t *out)
+{
+	const char *v = trace_header_get(h, key);
+	char *end;
+
+	if (!v)
+		return -1;
+	if (!strcmp(v, "max")) {
+		*out = THPS_MEMCG_NOLIMIT;
+		return 0;
+	}
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno || *end || end == v ? -1 : 0;
+}
+
+/*
+ * The memory cgroup's limits: --memory-max and --memory-high when given,
+ * else those of the cgroup the program was recorded in (the trace header's
+ * "cgroup/" keys), unless --no-limit.  The recording's swap allowance is
+ * noted: swapping is not modelled.
+ */
 void replay_apply_limits(struct replay *r, const struct trace_header *h)
 {
 	const struct replay_opts *o = r->o;
 	struct replay_result *res = r->res;
+	uint64_t max = THPS_MEMCG_NOLIMIT, high = THPS_MEMCG_NOLIMIT, swap;
 
-	(void)h;
-	if (o->no_limit || !o->limit_set)
+	if (o->no_limit)
 		return;
-	thps_memcg_set_limits(r->m, o->memory_max, o->memory_high);
-	res->limited = o->memory_max != THPS_MEMCG_NOLIMIT || o->memory_high != THPS_MEMCG_NOLIMIT;
-	res->limit_from = "options";
+	if (o->limit_set) {
+		max = o->memory_max;
+		high = o->memory_high;
+		res->limit_from = "--memory-max/--memory-high";
+	} else {
+		if (header_limit(h, "cgroup/memory.max", &max))
+			max = THPS_MEMCG_NOLIMIT;
+		if (header_limit(h, "cgroup/memory.high", &high))
+			high = THPS_MEMCG_NOLIMIT;
+		res->limit_from = "the cgroup the program was recorded in (--no-limit: none)";
+	}
+	res->limited = max != THPS_MEMCG_NOLIMIT || high != THPS_MEMCG_NOLIMIT;
+	if (!res->limited)
+		return;
+	thps_memcg_set_limits(r->m, max, high);
+	if (!header_limit(h, "cgroup/memory.swap.max", &swap) && swap && !o->limit_set)
+		replay_note(r, "the recording's cgroup allowed swap (memory.swap.max %s): swapping is "
+			    "not modelled, so where the kernel would swap anonymous pages out, the "
+			    "replay reclaims only what the THP shrinkers free and may OOM-kill",
+			    trace_header_get(h, "cgroup/memory.swap.max"));
 }

@@ -27,8 +27,13 @@ static int touch(thps_proc *p, uint64_t addr, uint64_t len, uint64_t step)
 	return thps_touch(p, &t);
 }
 
-/* A new process charges its PGD; a THP fault its PUD, PMD and the PTE
- * table deposited for a later split, and the 512 pages of the THP at once. */
+/* A new process charges its PGD: a charge of a page takes a batch of 64
+ * (MEMCG_CHARGE_BATCH) and keeps 63 in the per-CPU stock, all in
+ * memory.current.  A THP fault charges its PUD, PMD and the PTE table
+ * deposited for a later split from that stock, and the 512 pages of the
+ * THP at once (more than a batch: never from the stock).  At exit the
+ * THP is uncharged and the page tables go back to the stock
+ * (obj_cgroup_uncharge_pages), which keeps up to 64 pages. */
 TEST(memcg_charges_a_thp_whole_and_the_page_tables)
 {
 	thps_proc *p;
@@ -36,15 +41,15 @@ TEST(memcg_charges_a_thp_whole_and_the_page_tables)
 
 	tmachine(64, "transparent_hugepage/enabled=always", NULL);
 	p = tproc();
-	ASSERT_EQ(cg().current_bytes, PAGE);
+	ASSERT_EQ(cg().current_bytes, 64 * PAGE);
 	a = tmmap_aligned(p, MB(4));
 	twrite(p, a, 1, 1, 7);
 	ASSERT_EQ(fig(p, THPS_PROC_AnonHugePages), 2048);
-	ASSERT_EQ(cg().current_bytes, HPAGE + 4 * PAGE);
-	ASSERT_EQ(cg().peak_bytes, HPAGE + 4 * PAGE);
+	ASSERT_EQ(cg().current_bytes, HPAGE + 64 * PAGE);
+	ASSERT_EQ(cg().peak_bytes, HPAGE + 64 * PAGE);
 	texit(p);
-	ASSERT_EQ(cg().current_bytes, 0);
-	ASSERT_EQ(cg().peak_bytes, HPAGE + 4 * PAGE);
+	ASSERT_EQ(cg().current_bytes, 64 * PAGE);
+	ASSERT_EQ(cg().peak_bytes, HPAGE + 64 * PAGE);
 }
 
 /* MADV_DONTNEED of half a THP: the PMD is split, 256 pages unmapped, but
@@ -150,12 +155,16 @@ TEST(memcg_the_faulting_process_can_be_the_victim)
 	ASSERT_EQ(thps_proc_oom_killed(q), 0);
 	texit(p);
 	tcheck();
-	ASSERT_EQ(cg().current_bytes, MB(2) + 4 * PAGE);
-	/* now q alone is over: nobody may be chosen, the fault fails */
-	ASSERT_OK(thps_memcg_set_limits(T, MB(2) + 4 * PAGE, THPS_MEMCG_NOLIMIT));
+	/* q's 2 MiB and 4 page tables, and up to a batch in the stock */
+	ASSERT(cg().current_bytes >= MB(2) + 4 * PAGE);
+	ASSERT_LE(cg().current_bytes, MB(2) + 4 * PAGE + 64 * PAGE);
+	/* a limit at what is charged now: q alone goes over, and nobody may
+	 * be chosen, so the fault fails */
+	ASSERT_OK(thps_memcg_set_limits(T, cg().current_bytes, THPS_MEMCG_NOLIMIT));
 	b = tmmap(q, 0, MB(2), THPS_PROT_READ | THPS_PROT_WRITE, THPS_MAP_PRIVATE | THPS_MAP_ANONYMOUS);
-	ASSERT_EQ(touch(q, b, 1, 1), -ENOMEM);
+	ASSERT_EQ(touch(q, b, MB(1), PAGE), -ENOMEM);
 	ASSERT_EQ(thps_proc_oom_killed(q), 0);
+	ASSERT_EQ(cg().events[THPS_MEMCG_oom], 1 + 1);
 	texit(q);
 }
 

@@ -879,3 +879,88 @@ TEST(replay_occupancy_of_the_2m_ranges)
 	ASSERT_EQ(tmm(PID, 0)->occ_final.touched_huge_kb, 0);
 	ASSERT_LE(1, R.coverage.n);
 }
+
+/* Under memory.max (issue 28): the parent holds 16 MiB, its child (after
+ * exec, an address space of its own) writes 12 MiB more under a limit of
+ * 24 MiB.  The child's fault that does not fit calls the OOM killer, whose
+ * badness (Rss + page tables, oom_badness) picks the parent; the child's
+ * fault then goes on and the child finishes.  The parent's later faults
+ * are skipped as a killed process's; the kill is reported with the share
+ * of the trace it came after. */
+TEST(replay_memory_max_kills_the_biggest_and_skips_its_records)
+{
+	const struct replay_mm *parent, *child;
+	struct replay_opts o = { .limit_set = 1, .memory_max = 24ULL << 20,
+				 .memory_high = THPS_MEMCG_NOLIMIT };
+
+	tbegin("limit");
+	tsys(9, (int64_t)A, 0, 16ULL << 20, RW, ANON_PRIVATE);
+	tfaults(A, 16ULL << 20, PAGE, 1);
+	trace_write_fork(&W, PID + 1, 0x1200011);
+	trace_write_proc(&W, PID + 1);
+	trace_write_exec(&W, "/bin/child", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	tsys(9, (int64_t)A, 0, 12ULL << 20, RW, ANON_PRIVATE);
+	tfaults(A, 12ULL << 20, PAGE, 1);
+	trace_write_exit(&W, 0);
+	trace_write_proc(&W, PID);
+	tsys(9, (int64_t)(A + (64ULL << 20)), 0, 1ULL << 20, RW, ANON_PRIVATE);
+	tfaults(A + (64ULL << 20), 1ULL << 20, PAGE, 1);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(knob_sets_add(&o.knobs, "transparent_hugepage/enabled=never"));
+	treplay_opts(&o);
+	parent = tmm(PID, 0);
+	child = tmm(PID + 1, 1); /* after the fork's copy, its exec */
+	ASSERT_EQ(R.limited, 1);
+	ASSERT_EQ(parent->oom_killed, 1);
+	ASSERT(!strcmp(parent->end, "OOM kill"));
+	ASSERT_EQ(child->oom_killed, 0);
+	ASSERT(!strcmp(child->end, "exit"));
+	ASSERT_EQ(child->final[THPS_PROC_Anonymous], 12 * 1024);
+	ASSERT_EQ(R.memcg.events[THPS_MEMCG_oom_kill], 1);
+	ASSERT_EQ(R.oom_kills, 1);
+	/* the parent's 256 faults after the kill */
+	ASSERT_EQ(R.skips[REPLAY_SKIP_oom_killed], 256);
+	/* killed while the child faulted: after its exec, before its exit */
+	ASSERT(parent->oom_kill_record > 4096 + 4);
+	ASSERT(parent->oom_kill_record < 4096 + 3072 + 6);
+	ASSERT_LE(R.memcg.peak_bytes, 24ULL << 20);
+}
+
+/* The limits of the cgroup a program was recorded in (the header's
+ * cgroup/ keys, thpsim record) apply unless --no-limit or an option says
+ * otherwise. */
+TEST(replay_uses_the_recorded_cgroup_limit)
+{
+	struct trace_header h = { 0 };
+	struct replay_opts o = { 0 };
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-cg.trace", (int)getpid());
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "never"));
+	ASSERT_OK(trace_header_add(&h, "cgroup", "/test"));
+	ASSERT_OK(trace_header_add(&h, "cgroup/memory.max", "8388608"));
+	ASSERT_OK(trace_header_add(&h, "cgroup/memory.high", "max"));
+	ASSERT_OK(trace_header_add(&h, "cgroup/memory.swap.max", "0"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	tsys(9, (int64_t)A, 0, 16ULL << 20, RW, ANON_PRIVATE);
+	tfaults(A, 16ULL << 20, PAGE, 1);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	for (int no_limit = 0; no_limit < 2; no_limit++) {
+		char err[1024];
+
+		replay_result_free(&R);
+		o.ram_bytes = 2ULL << 30;
+		o.no_limit = no_limit; /* --no-limit: the whole 16 MiB */
+		if (replay_run(P, &o, &R, err, sizeof(err)))
+			test_fail(__FILE__, __LINE__, "replay: %s", err);
+		ASSERT_EQ(R.limited, !no_limit);
+		ASSERT_EQ(tmm(PID, 0)->oom_killed, !no_limit);
+		if (no_limit)
+			ASSERT_EQ(tmm(PID, 0)->final[THPS_PROC_Anonymous], 16 * 1024);
+		else
+			ASSERT_EQ(R.memcg.max_bytes, 8ULL << 20);
+	}
+	unlink(P);
+}

@@ -254,6 +254,84 @@ def work_counts(sec):
     return rows
 
 
+# Memory limits (tools/kernels/limits, issue 28): the replay with the row's
+# memory.max against the run in a cgroup v2 with it.  Killed or not, as the
+# kernel did; the THP counters over the run within 10% or 4 (their count
+# before a kill says where in the program it came); when not killed, the
+# final Anonymous, AnonHugePages and memory.peak within 3% or 1 MiB.
+LIMIT_COUNTERS = ("thp_fault_alloc", "thp_fault_fallback_charge", "thp_split_page",
+                  "thp_deferred_split_page", "thp_underused_split_page")
+
+
+# Figures the model is known to get wrong under a limit, with what was
+# measured and why it is not yet understood: reported, counted as skipped
+# with the reason, never as passed (docs/memcg.md, "Known differences").
+LIMIT_KNOWN = {
+    ("sparse-always-409", "thp_fault_fallback_charge"):
+        "6.12: the kernel made 67 reclaim passes (memory.events max) where the model "
+        "makes 5, each splitting every underused THP; more, shorter cycles give more "
+        "fallbacks (62 against 44) and fewer THPs left at the end (docs/memcg.md)",
+    ("sparse-always-409", "Anonymous kB"): "as thp_fault_fallback_charge",
+    ("sparse-always-409", "AnonHugePages kB"): "as thp_fault_fallback_charge",
+}
+
+
+def limit_counts_within(model, kernel):
+    return abs(model - kernel) <= max(4, 0.10 * kernel)
+
+
+def limits(sec):
+    rows = []
+    for key in sec:
+        if not key.startswith("limit "):
+            continue
+        name = key[len("limit "):]
+        rep, err = load_json(sec, "limit-replay " + name)
+        if err:
+            rows.append({"name": name, "what": "replay", "model": None, "kernel": None,
+                         "ok": False, "why": err})
+            continue
+        kern = {}
+        for line in sec[key][0].splitlines():
+            f = line.split()
+            if len(f) >= 2 and re.match(r"-?\d+$", f[-1]):
+                kern[f[0]] = int(f[-1])
+        memcg = rep.get("memcg", {})
+        m_killed = memcg.get("events", {}).get("oom_kill", 0) > 0
+        k_killed = kern.get("events_oom_kill", 0) > 0 or kern.get("rc") == 137
+        rows.append({"name": name, "what": "OOM-killed", "model": m_killed,
+                     "kernel": k_killed, "ok": m_killed == k_killed})
+        work = rep.get("work", {})
+        for c in LIMIT_COUNTERS:
+            m = work.get(c, {}).get("count", 0)
+            k = kern.get(c, 0)
+            if not m and not k:
+                continue
+            rows.append({"name": name, "what": c, "model": m, "kernel": k,
+                         "ok": bool(limit_counts_within(m, k))})
+        sizes = rep.get("final", {}).get("mthp", {}).get("64kB", {})
+        for c in ("anon_fault_alloc", "anon_fault_fallback_charge"):
+            if "mthp64_" + c not in kern:
+                continue
+            m, k = sizes.get(c, 0), kern["mthp64_" + c]
+            if not m and not k:
+                continue
+            rows.append({"name": name, "what": "64kB " + c, "model": m, "kernel": k,
+                         "ok": bool(limit_counts_within(m, k))})
+        if m_killed or k_killed:
+            continue
+        procs = rep.get("processes", [])
+        final = procs[0].get("final", {}) if procs else {}
+        for fig, kkey, mval in (("Anonymous", "Anonymous", final.get("Anonymous")),
+                                ("AnonHugePages", "AnonHugePages", final.get("AnonHugePages")),
+                                ("memory.peak", "peak_kB", memcg.get("peak_kB"))):
+            if kkey not in kern or mval is None:
+                continue
+            rows.append({"name": name, "what": fig + " kB", "model": mval,
+                         "kernel": kern[kkey], "ok": bool(within(mval, kern[kkey]))})
+    return rows
+
+
 def series_model_at(points, t_s):
     """The replay's AnonHugePages at trace time t_s: its last point at or
     before it."""
@@ -419,6 +497,16 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
                                "reason": sec[key][0].strip()})
     k["mthp"] = mthp_counts(sec, results)
     k["work"] = work_counts(sec)
+    k["limits"] = limits(sec)
+    for x in k["limits"]:
+        why = LIMIT_KNOWN.get((x["name"], x["what"]))
+        if why and not x["ok"]:
+            x["known"] = why
+    for x in [x for x in k["limits"] if "known" in x]:
+        k["skipped"] += 1
+        k["skips"].append({"scenario": "limit %s %s (model %s, kernel %s)" % (
+            x["name"], x["what"], x["model"], x["kernel"]), "reason": x["known"]})
+    k["limits"] = [x for x in k["limits"] if "known" not in x]
     rows, problems, notes, k["attribution"] = programs(sec)
     k["series"], sproblems = series(sec)
     problems += sproblems
@@ -536,6 +624,9 @@ def main():
         mgood = sum(1 for x in k.get("mthp", []) if x["ok"])
         passed += mgood
         failed += len(k.get("mthp", [])) - mgood
+        lgood = sum(1 for x in k.get("limits", []) if x["ok"])
+        passed += lgood
+        failed += len(k.get("limits", [])) - lgood
         wgood = sum(1 for x in k.get("work", []) if x["ok"])
         passed += wgood
         failed += len(k.get("work", [])) - wgood
@@ -602,6 +693,14 @@ def main():
             if not x["ok"]:
                 p("  work     %-26s %-24s model %8d kernel %8d  OUTSIDE 3%% and 1" % (
                     x["name"], x["counter"], x["model"], x["kernel"]))
+        lim = k.get("limits", [])
+        if lim:
+            p("  limits   %d of %d checks of the replay under memory.max against the run in a "
+              "cgroup" % (sum(1 for x in lim if x["ok"]), len(lim)))
+            for x in lim:
+                p("  limit    %-18s %-28s model %-8s kernel %-8s %s" % (
+                    x["name"], x["what"], x["model"], x["kernel"],
+                    "ok" if x["ok"] else "OUTSIDE" + (" (%s)" % x["why"] if "why" in x else "")))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
                 x["name"], x["size_kB"], x["model"], x["kernel"],

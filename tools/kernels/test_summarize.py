@@ -27,7 +27,7 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None, host_always=None, vmas=None, work=None, rng=None):
+          host=None, runs=None, host_always=None, vmas=None, work=None, rng=None, limits=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init); vmas: (the real run's
@@ -69,6 +69,14 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
     if work is not None:  # {counter: (model, kernel)}
         asked["work"] = {c: {"count": mk[0]} for c, mk in work.items()}
         out += section("work prog", "\n".join("%s %d" % (c, mk[1]) for c, mk in work.items()))
+    for name, (model, kernel) in (limits or {}).items():
+        # model: (OOM kills, {counter: count}, Anonymous, AnonHugePages,
+        # memory.peak kB); kernel: the init's "limit NAME" lines
+        rep = {"memcg": {"events": {"oom_kill": model[0]}, "peak_kB": model[4]},
+               "work": {c: {"count": n} for c, n in model[1].items()},
+               "processes": [{"final": {"Anonymous": model[2], "AnonHugePages": model[3]}}]}
+        out += section("limit-replay " + name, json.dumps(rep))
+        out += section("limit " + name, kernel)
     out += section("replay-asked prog", json.dumps(asked))
     out += section("replay-off prog", json.dumps({"processes": []}))
     if done:
@@ -263,6 +271,38 @@ def work_counts_compared(tmp):
     assert rc == 1, (rc, last)
     assert [x["ok"] for x in s[0]["work"]] == [True, False], s[0]["work"]
     assert last == "kernels: 3 passed, 1 failed, 0 skipped", last
+
+
+@test
+def limits_compare_kills_counters_and_figures(tmp):
+    """Under memory.max: killed or not, the THP counters within 10% or 4,
+    and for a survivor its figures within 3% or 1 MiB; a kill the model
+    does not predict fails; a known difference is skipped, not passed."""
+    killed = "rc 137\nevents_oom_kill 1\npeak_kB 204800\nthp_fault_alloc 99\n" \
+             "thp_fault_fallback_charge 12"
+    survived = "rc 0\nevents_oom_kill 0\npeak_kB 67840\nAnonymous 65584\nAnonHugePages 0"
+    lim = {"sparse-always": ((1, {"thp_fault_alloc": 99, "thp_fault_fallback_charge": 13},
+                              204320, 202752, 204800), killed),
+           "sparse-never": ((0, {}, 65568, 0, 67648), survived)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 0, (rc, last)
+    assert [(x["name"], x["what"], x["ok"]) for x in s[0]["limits"]] == [
+        ("sparse-always", "OOM-killed", True), ("sparse-always", "thp_fault_alloc", True),
+        ("sparse-always", "thp_fault_fallback_charge", True),
+        ("sparse-never", "OOM-killed", True), ("sparse-never", "Anonymous kB", True),
+        ("sparse-never", "AnonHugePages kB", True), ("sparse-never", "memory.peak kB", True)],\
+        s[0]["limits"]
+    lim["sparse-never"] = ((1, {}, 65568, 0, 67648), survived)
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 1 and not s[0]["limits"][3]["ok"], (rc, s[0]["limits"])
+    lim = {"sparse-always-409": ((0, {"thp_fault_fallback_charge": 44}, 136608, 75776, 204800),
+                                 "rc 0\nevents_oom_kill 0\npeak_kB 204800\n"
+                                 "thp_fault_fallback_charge 62\nAnonymous 107824\n"
+                                 "AnonHugePages 45056")}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 0, (rc, last)
+    assert [x["what"] for x in s[0]["limits"]] == ["OOM-killed", "memory.peak kB"], s[0]["limits"]
+    assert last.endswith(", 3 skipped"), last
 
 
 @test
