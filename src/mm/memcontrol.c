@@ -27,7 +27,11 @@
  *  - then, for an order-0 charge (orders above PAGE_ALLOC_COSTLY_ORDER
  *    never invoke it: mem_cgroup_oom), the OOM killer (oom_kill.c), and
  *    the sixteen retries again after each kill; a charge that is still
- *    over fails, which a fault turns into VM_FAULT_OOM.
+ *    over fails, which a fault turns into VM_FAULT_OOM.  A charging
+ *    process that is the victim goes through those retries too before
+ *    its charge fails (passed_oom && task_is_dying): 35 passes in all,
+ *    as Linux 6.1's memory.events max shows for a program killed at its
+ *    own fault.
  * A THP or mTHP fault whose charge fails falls back to the next order
  * (thp_fault_fallback_charge, anon_fault_fallback_charge).
  *
@@ -236,7 +240,7 @@ static int try_charge_memcg(struct thps_machine *m, struct mm_struct *mm, gfp_t 
 	for (;;) {
 		if (try_charge_quick(memcg, nr))
 			break;
-		if (task_is_dying(mm) || !(gfp & __GFP_RECLAIM))
+		if (!(gfp & __GFP_RECLAIM))
 			return -ENOMEM;
 		memcg_memory_event(memcg, THPS_MEMCG_max);
 		try_to_free_mem_cgroup_pages(m, mm);
@@ -257,7 +261,9 @@ static int try_charge_memcg(struct thps_machine *m, struct mm_struct *mm, gfp_t 
 		if (nr > (1UL << PAGE_ALLOC_COSTLY_ORDER))
 			return -ENOMEM;
 		memcg_memory_event(memcg, THPS_MEMCG_oom);
-		if (!mem_cgroup_out_of_memory(m, mm))
+		/* out_of_memory: a victim already (task_will_free_mem) goes
+		 * through the retries again, then fails above */
+		if (!task_is_dying(mm) && !mem_cgroup_out_of_memory(m, mm))
 			return -ENOMEM;
 		passed_oom = true;
 		nr_retries = MAX_RECLAIM_RETRIES;

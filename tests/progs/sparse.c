@@ -5,7 +5,7 @@
  * THP of which 2 MiB / STEP pages hold data.
  *
  *   sparse [--size MiB] [--step KiB] [--madvise] [--dontneed PCT]
- *          [--fork] [--threads N]
+ *          [--fork] [--threads N] [--progress FILE]
  *
  * --madvise: MADV_HUGEPAGE on the mapping.  --dontneed PCT: after the
  * first half is written, MADV_DONTNEED on the first PCT per cent of each
@@ -13,8 +13,12 @@
  * second half.  --fork: a child writes its half (copy-on-write of the
  * parent's memory not touched; new pages of its own) while the parent
  * waits.  --threads N: the mapping is written by N threads, each its own
- * slice, one after the other.  Prints its smaps_rollup figures at the end.
+ * slice, one after the other.  --progress FILE: how much of the mapping
+ * has been written, in thousandths, kept up to date every 2 MiB in FILE
+ * (shared, so it survives an OOM kill and counts every process's part).
+ * Prints its smaps_rollup figures at the end.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
 
 static char *base;
 static size_t size_b = 1024 * MB, step_b = 64 * 1024;
+static char *progress; /* a shared page: thousandths written, as text */
 
 struct slice {
 	size_t from, to;
@@ -36,8 +41,11 @@ struct slice {
 
 static void fill(size_t from, size_t to)
 {
-	for (size_t i = from; i < to; i += step_b)
+	for (size_t i = from; i < to; i += step_b) {
 		base[i] = 1;
+		if (progress && !((i + step_b) & (2 * MB - 1)))
+			snprintf(progress, 16, "%zu\n", (i + step_b) * 1000 / size_b);
+	}
 }
 
 static void *worker(void *arg)
@@ -65,6 +73,17 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dontneed") && i + 1 < argc)
 			dontneed = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--progress") && i + 1 < argc) {
+			int fd = open(argv[++i], O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+			if (fd < 0 || ftruncate(fd, 4096) ||
+			    (progress = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+				    MAP_FAILED) {
+				perror("sparse: --progress");
+				return 1;
+			}
+			close(fd);
+		}
 		else {
 			fprintf(stderr, "sparse: unknown argument '%s'\n", argv[i]);
 			return 2;

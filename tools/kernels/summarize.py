@@ -301,6 +301,14 @@ def limits(sec):
         k_killed = kern.get("events_oom_kill", 0) > 0 or kern.get("rc") == 137
         rows.append({"name": name, "what": "OOM-killed", "model": m_killed,
                      "kernel": k_killed, "ok": m_killed == k_killed})
+        # where the kill came: the share of the trace's records before it,
+        # against how much of its mapping the program had written
+        shares = [p["oom_kill"]["share_of_trace_pct"] for p in rep.get("processes", [])
+                  if "oom_kill" in p]
+        if m_killed and k_killed and shares and "progress_permille" in kern:
+            m, k = round(max(shares), 1), kern["progress_permille"] / 10.0
+            rows.append({"name": name, "what": "killed at % of the work", "model": m,
+                         "kernel": k, "ok": abs(m - k) <= 5.0})
         work = rep.get("work", {})
         for c in LIMIT_COUNTERS:
             m = work.get(c, {}).get("count", 0)

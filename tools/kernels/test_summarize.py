@@ -71,10 +71,14 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
         out += section("work prog", "\n".join("%s %d" % (c, mk[1]) for c, mk in work.items()))
     for name, (model, kernel) in (limits or {}).items():
         # model: (OOM kills, {counter: count}, Anonymous, AnonHugePages,
-        # memory.peak kB); kernel: the init's "limit NAME" lines
+        # memory.peak kB[, the kill's share of the trace in %]); kernel: the
+        # init's "limit NAME" lines
+        proc = {"final": {"Anonymous": model[2], "AnonHugePages": model[3]}}
+        if len(model) > 5:
+            proc["oom_kill"] = {"share_of_trace_pct": model[5]}
         rep = {"memcg": {"events": {"oom_kill": model[0]}, "peak_kB": model[4]},
                "work": {c: {"count": n} for c, n in model[1].items()},
-               "processes": [{"final": {"Anonymous": model[2], "AnonHugePages": model[3]}}]}
+               "processes": [proc]}
         out += section("limit-replay " + name, json.dumps(rep))
         out += section("limit " + name, kernel)
     out += section("replay-asked prog", json.dumps(asked))
@@ -279,22 +283,26 @@ def limits_compare_kills_counters_and_figures(tmp):
     and for a survivor its figures within 3% or 1 MiB; a kill the model
     does not predict fails; a known difference is skipped, not passed."""
     killed = "rc 137\nevents_oom_kill 1\npeak_kB 204800\nthp_fault_alloc 99\n" \
-             "thp_fault_fallback_charge 12"
+             "thp_fault_fallback_charge 12\nprogress_permille 216"
     survived = "rc 0\nevents_oom_kill 0\npeak_kB 67840\nAnonymous 65584\nAnonHugePages 0"
     lim = {"sparse-always": ((1, {"thp_fault_alloc": 99, "thp_fault_fallback_charge": 13},
-                              204320, 202752, 204800), killed),
+                              204320, 202752, 204800, 22.1), killed),
            "sparse-never": ((0, {}, 65568, 0, 67648), survived)}
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
     assert rc == 0, (rc, last)
     assert [(x["name"], x["what"], x["ok"]) for x in s[0]["limits"]] == [
-        ("sparse-always", "OOM-killed", True), ("sparse-always", "thp_fault_alloc", True),
+        ("sparse-always", "OOM-killed", True), ("sparse-always", "killed at % of the work", True),
+        ("sparse-always", "thp_fault_alloc", True),
         ("sparse-always", "thp_fault_fallback_charge", True),
         ("sparse-never", "OOM-killed", True), ("sparse-never", "Anonymous kB", True),
         ("sparse-never", "AnonHugePages kB", True), ("sparse-never", "memory.peak kB", True)],\
         s[0]["limits"]
     lim["sparse-never"] = ((1, {}, 65568, 0, 67648), survived)
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
-    assert rc == 1 and not s[0]["limits"][3]["ok"], (rc, s[0]["limits"])
+    assert rc == 1 and not s[0]["limits"][4]["ok"], (rc, s[0]["limits"])
+    lim = {"sparse-always": ((1, {}, 0, 0, 204800, 30.0), killed)}  # 30% against 21.6%
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 1 and not s[0]["limits"][1]["ok"], (rc, s[0]["limits"])
     lim = {"sparse-always-409": ((0, {"thp_fault_fallback_charge": 44}, 136608, 75776, 204800),
                                  "rc 0\nevents_oom_kill 0\npeak_kB 204800\n"
                                  "thp_fault_fallback_charge 62\nAnonymous 107824\n"
