@@ -71,7 +71,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LINK = $(FUZZ_OBJ) $(filter-out $(O)/src/cli/main.o,$(CLI_OBJ)) $(LIB)
 SOAK := $(O)/thpsim-soak
 
-.PHONY: all install uninstall check check-unit check-asan check-fuzz check-scenarios check-layers tsan \
+.PHONY: all install uninstall check check-unit check-asan check-fuzz check-scenarios check-sweep check-slurm check-layers tsan \
 	demo bench clean \
 	progs validate soak fuzz fuzz-replay inject check-kernels
 
@@ -180,6 +180,18 @@ check-scenarios: $(BIN)
 	$(RUN) scenarios $(BIN) validate scenarios && \
 	$(RUN) profiles tools/check-profiles.sh $(BIN) scenarios
 
+# A sweep of tests/progs' recordings with GNU parallel, merged and held
+# against thpsim compare; resumed after removed, cut-short and killed jobs
+# (tools/sweep/check.sh; docs/sweep.md).
+check-sweep: $(BIN) $(PROGS)
+	@$(RUN) sweep tools/sweep/check.sh $(BIN) $(O)/progs
+
+# The same sweep as a Slurm job array on a single-node cluster started here
+# (Debian's slurm-wlm and munge), against GNU parallel's and compare's.
+check-slurm: $(BIN) $(PROGS)
+	@rm -rf $(LOGS)/slurm.* && mkdir -p $(LOGS)
+	@$(RUN) slurm tools/sweep/check-slurm.sh $(BIN) $(O)/progs
+
 # No lower layer includes a higher layer's header (docs/architecture.md).
 check-layers:
 	@$(RUN) layers tools/check-layers.sh
@@ -199,7 +211,8 @@ check-kernels:
 
 # Every stage, each command of each even after one fails; the last line is
 # "check: N passed, N failed[, N skipped]" and the status is 1 on any failure.
-CHECK_STAGES := check-unit check-fuzz check-asan tsan check-scenarios check-layers check-kernels
+CHECK_STAGES := check-unit check-fuzz check-asan tsan check-scenarios check-sweep check-layers \
+	check-kernels
 check:
 	@rm -rf $(LOGS) && mkdir -p $(LOGS)
 	@$(RUN) build $(MAKE) $(CHECK_J) --no-print-directory all

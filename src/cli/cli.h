@@ -73,5 +73,6 @@ int cmd_record(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

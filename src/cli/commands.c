@@ -57,6 +57,8 @@ static const struct {
 	  "[-q] [--memory-max SIZE]", "a recorded program under a THP policy (and a memory limit)", 1 },
 	{ "compare", cmd_compare, "TRACE|- [--policy NAME=KNOBS]... [--svg FILE [--force]] "
 	  "[--format text|json]", "several THP policies side by side", 1 },
+	{ "sweep", cmd_sweep, "plan|run|merge ... (thpsim sweep --help)",
+	  "a fleet's traces x policies x kernels as jobs for GNU parallel, Slurm, Kubernetes", 1 },
 	{ "trace", cmd_trace, "dump TRACE|- [--limit N] [--header]",
 	  "a trace as text (--limit 0: every record; --header: the header only)", 0 },
 };

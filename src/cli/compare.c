@@ -34,7 +34,6 @@
 struct policy {
 	char name[64];
 	char spec[512];                  /* knob=value,... as given */
-	char buf[512];                   /* split copy of spec */
 	struct replay_opts o;
 	struct replay_result res;
 	const char *path;
@@ -42,12 +41,13 @@ struct policy {
 	int rc;
 };
 
-static const char *const default_policies[][2] = {
+const char *const compare_default_policies[COMPARE_NR_DEFAULT_POLICIES][2] = {
 	{ "never", "enabled=never" },
 	{ "madvise", "enabled=madvise" },
 	{ "always", "enabled=always,use_zero_page=1" },
 	{ "always-no-hzp", "enabled=always,use_zero_page=0" },
 };
+#define default_policies compare_default_policies
 
 static const char usage_text[] =
 	"usage: thpsim compare TRACE [--policy NAME=KNOB=VALUE[,KNOB=VALUE]...]... [--svg FILE [--force]]\n"
@@ -67,30 +67,40 @@ static const char usage_text[] =
 	"  as thpsim replay): the table gives the recorded layout's figures, and the ranges\n"
 	"  across layouts follow it.";
 
-static int parse_policy(struct policy *p, const char *name, const char *spec,
-			const struct knob_sets *sets)
+int policy_add_knobs(struct knob_sets *knobs, const char *cmd, const char *name,
+		     const char *spec)
 {
-	char *save = NULL, *tok, knob[96];
+	char buf[512], *save = NULL, *tok, knob[96];
 
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	snprintf(p->spec, sizeof(p->spec), "%s", spec);
-	snprintf(p->buf, sizeof(p->buf), "%s", spec);
-	p->o.progress = 1;
-	replay_opts_add_sets(&p->o, sets);
-	for (tok = strtok_r(p->buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	if (strlen(spec) >= sizeof(buf))
+		return cli_usage("%s: policy %s: too long", cmd, name);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq || eq == tok)
-			return cli_usage("compare: policy %s: '%s' is not KNOB=VALUE", name, tok);
+			return cli_usage("%s: policy %s: '%s' is not KNOB=VALUE", cmd, name, tok);
 		*eq = 0;
-		if (p->o.knobs.n >= KNOB_SETS_MAX)
-			return cli_usage("compare: policy %s: too many knobs", name);
+		if (knobs->n >= KNOB_SETS_MAX)
+			return cli_usage("%s: policy %s: too many knobs", cmd, name);
 		if (!cli_resolve_knob(tok, knob, sizeof(knob)))
-			return cli_usage("compare: policy %s: no knob '%s' (thpsim knobs lists them)",
+			return cli_usage("%s: policy %s: no knob '%s' (thpsim knobs lists them)", cmd,
 					 name, tok);
-		if (knob_sets_add_pair(&p->o.knobs, knob, eq + 1))
-			return cli_usage("compare: policy %s: '%s=%s' is too long", name, knob, eq + 1);
+		if (knob_sets_add_pair(knobs, knob, eq + 1))
+			return cli_usage("%s: policy %s: '%s=%s' is too long", cmd, name, knob, eq + 1);
 	}
+	return 0;
+}
+
+static int parse_policy(struct policy *p, const char *name, const char *spec,
+			const struct knob_sets *sets)
+{
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->spec, sizeof(p->spec), "%s", spec);
+	p->o.progress = 1;
+	replay_opts_add_sets(&p->o, sets);
+	if (policy_add_knobs(&p->o.knobs, "compare", name, spec))
+		return 2;
 	p->o.label = p->name;
 	return 0;
 }

@@ -24,6 +24,13 @@ void replay_final_sums(const struct replay_result *res, uint64_t out[THPS_NR_PRO
 uint64_t replay_peak_rss(const struct replay_result *res);
 uint64_t replay_peak_anon_huge(const struct replay_result *res);
 void replay_print_skips(FILE *f, const struct replay_result *res);
+/* compare's default policies (name, knobs), and a policy's knobs
+ * ("enabled=always,use_zero_page=0", prefixes resolved) added to knobs:
+ * 0, or 2 after a usage message naming cmd and the policy. */
+#define COMPARE_NR_DEFAULT_POLICIES 4
+extern const char *const compare_default_policies[COMPARE_NR_DEFAULT_POLICIES][2];
+int policy_add_knobs(struct knob_sets *knobs, const char *cmd, const char *name,
+		     const char *spec);
 /* The memory cgroup: memory.current and memory.peak, the limits, the
  * events and the processes the OOM killer ended (text and JSON). */
 void replay_print_memcg(FILE *f, const struct replay_result *res);

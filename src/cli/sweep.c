@@ -1,0 +1,1115 @@
+/*
+ * sweep.c - "thpsim sweep": a fleet's traces x policies x kernel profiles
+ * cut into independent jobs for the engines people already run (GNU
+ * parallel, Slurm job arrays, Kubernetes Indexed Jobs), one job run by its
+ * index, and the results merged into a fleet report.
+ *
+ *   sweep plan TRACE|DIR... [--policy NAME=KNOBS]... [--kernel X.Y]...
+ *              [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN
+ *   sweep run PLAN [--index I | --all [-j N]] [-o DIR]
+ *   sweep merge PLAN [DIR] [--format text|json|csv]
+ *
+ * The plan is JSON lines, one job a line: its index and name, the trace
+ * and its checksum (FNV-1a 64 of the bytes), the policy's name and knobs,
+ * the kernel profile ("recorded": the recording kernel's), the options,
+ * the weight (how many instances the trace stands for) and thpsim's
+ * version.  A job's result is DIR/NAME.json, written to a temporary file
+ * and renamed, so a job killed half-way leaves nothing that looks finished
+ * and a job run twice writes the same file.  merge checks every result
+ * against the plan (version, checksum, policy, kernel, options) and names
+ * each job missing or failed; only when every job is there does it print
+ * the report: per policy and kernel, the weighted totals of peak and final
+ * AnonPages and AnonHugePages, the extra against the baseline policy
+ * ("never", else the first), the spread across layouts (the weighted sums
+ * of each trace's lowest and highest), the OOM kills under a limit, and
+ * the traces that cost the most.
+ *
+ * A job's figures are those of "thpsim compare TRACE --policy NAME=KNOBS
+ * --set thpsim/kernel=X.Y --layouts N": the same replay, one policy.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay/replay.h"
+#include "replay_out.h"
+#include "util/json.h"
+#include "util/jsonread.h"
+#include "util/outfile.h"
+
+static const char usage_text[] =
+	"usage: thpsim sweep plan TRACE|DIR... [--policy NAME=KNOBS]... [--kernel X.Y]...\n"
+	"                         [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN [--force]\n"
+	"       thpsim sweep run PLAN [--index I | --all [-j N] | --missing [-j N]] [-o DIR]\n"
+	"       thpsim sweep merge PLAN [DIR] [--format text|json|csv]\n"
+	"  plan: every (trace, kernel, policy) job, one JSON line each (a DIR gives its *.trace);\n"
+	"  policies default to compare's (never, madvise, always, always-no-hzp), kernels to\n"
+	"  the recording kernel's profile; --weights FILE: lines 'TRACE WEIGHT', how many\n"
+	"  instances each trace stands for (default 1).\n"
+	"  run: job I (0-based; default $SLURM_ARRAY_TASK_ID, then $JOB_COMPLETION_INDEX, then\n"
+	"  $PARALLEL_SEQ - 1), its result DIR/JOB.json (default DIR: PLAN.results); --all: every\n"
+	"  job here, N at a time; --missing: the jobs without a result merge would take.\n"
+	"  merge: every result checked against the plan; the fleet report, or the jobs missing\n"
+	"  or failed (exit 1).";
+
+#define SWEEP_MAX_POLICIES 16
+#define SWEEP_MAX_KERNELS 8
+#define SWEEP_FIGS 4
+
+static const char *const fig_names[SWEEP_FIGS] = {
+	"peak_AnonPages", "final_AnonPages", "peak_AnonHugePages", "final_AnonHugePages",
+};
+/* the same figures in the replay's ranges (ranges.c) */
+static const int fig_ranges[SWEEP_FIGS] = {
+	RANGE_peak_AnonPages, RANGE_final_AnonPages, RANGE_peak_AnonHugePages,
+	RANGE_final_AnonHugePages,
+};
+
+struct job {
+	int index;
+	char name[256];
+	char trace[4096];
+	char checksum[17];
+	char policy[64], knobs[512], kernel[16];
+	int layouts;
+	uint64_t memory_max;      /* bytes; THPS_MEMCG_NOLIMIT: none */
+	double weight;
+	char version[32];
+	int line;                 /* in the plan */
+};
+
+struct plan {
+	struct job *v;
+	int n;
+	char path[4096];
+};
+
+/* ---- helpers ---- */
+
+static int fnv1a_file(const char *path, char out[17])
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned char buf[1 << 16];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+	if (ferror(f)) {
+		int e = -errno;
+
+		fclose(f);
+		return e ? e : -EIO;
+	}
+	fclose(f);
+	snprintf(out, 17, "%016" PRIx64, h);
+	return 0;
+}
+
+static void job_name_part(char *dst, size_t len, const char *src)
+{
+	size_t o = strlen(dst);
+
+	for (; *src && o + 1 < len; src++)
+		dst[o++] = (strchr("._-", *src) || (*src >= '0' && *src <= '9') ||
+			    (*src >= 'a' && *src <= 'z') || (*src >= 'A' && *src <= 'Z'))
+				   ? *src : '_';
+	dst[o] = 0;
+}
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0, r;
+	char *buf = malloc(cap + 1);
+
+	if (!f || !buf) {
+		int e = f ? -ENOMEM : -errno;
+
+		free(buf);
+		if (f)
+			fclose(f);
+		return e;
+	}
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			char *b = realloc(buf, cap * 2 + 1);
+
+			if (!b) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* ---- the plan ---- */
+
+static int add_trace(char ***v, int *n, const char *path)
+{
+	char **nv = realloc(*v, (size_t)(*n + 1) * sizeof(*nv));
+
+	if (!nv || !(nv[*n] = strdup(path)))
+		return -ENOMEM;
+	*v = nv;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A TRACE or a DIR's *.trace, sorted: 0 or 2 after a message. */
+static int collect(const char *arg, char ***v, int *n)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int first = *n;
+
+	if (stat(arg, &st))
+		return msg_error(-errno, "sweep plan: %s", arg), 2;
+	if (!S_ISDIR(st.st_mode))
+		return add_trace(v, n, arg) ? 2 : 0;
+	d = opendir(arg);
+	if (!d)
+		return msg_error(-errno, "sweep plan: %s", arg), 2;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char p[4096];
+
+		if (l <= 6 || strcmp(e->d_name + l - 6, ".trace"))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", arg, e->d_name);
+		if (stat(p, &st) || !S_ISREG(st.st_mode) || add_trace(v, n, p)) {
+			closedir(d);
+			return msg_error(-EINVAL, "sweep plan: %s is not a readable trace file", p), 2;
+		}
+	}
+	closedir(d);
+	if (*n == first)
+		return cli_usage("sweep plan: %s holds no *.trace file", arg);
+	qsort(*v + first, (size_t)(*n - first), sizeof(**v), cmp_str);
+	return 0;
+}
+
+/* --weights FILE: "TRACE WEIGHT" lines (TRACE as given or its file name). */
+static int read_weights(const char *file, char **traces, int n, double *w)
+{
+	FILE *f = fopen(file, "r");
+	char line[4608];
+	int ln = 0;
+
+	if (!f)
+		return msg_error(-errno, "sweep plan: --weights %s", file), 2;
+	while (fgets(line, sizeof(line), f)) {
+		char name[4096], *end;
+		double v;
+		int found = 0;
+
+		ln++;
+		if (line[strspn(line, " \t\n")] == 0 || line[strspn(line, " \t")] == '#')
+			continue;
+		if (sscanf(line, "%4095s %63s", name, line + 4096 - 64) != 2) {
+			fclose(f);
+			return cli_usage("%s:%d: 'TRACE WEIGHT' expected", file, ln);
+		}
+		v = strtod(line + 4096 - 64, &end);
+		if (*end || !(v > 0) || v > 1e9) {
+			fclose(f);
+			return cli_usage("%s:%d: the weight '%s' is not a number above 0", file, ln,
+					 line + 4096 - 64);
+		}
+		for (int i = 0; i < n; i++) {
+			const char *base = strrchr(traces[i], '/');
+
+			if (!strcmp(traces[i], name) || !strcmp(base ? base + 1 : traces[i], name)) {
+				w[i] = v;
+				found = 1;
+			}
+		}
+		if (!found) {
+			fclose(f);
+			return cli_usage("%s:%d: '%s' is none of the plan's traces", file, ln, name);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int check_kernel(const char *k)
+{
+	thps_machine *m;
+	int err;
+
+	if (!strcmp(k, "recorded"))
+		return 0;
+	if (thps_machine_new(&(struct thps_config){ .ram_bytes = 64ULL << 20 }, &m))
+		return -ENOMEM;
+	err = thps_knob_set(m, "thpsim/kernel", k);
+	thps_machine_free(m);
+	return err;
+}
+
+static int sweep_plan(int argc, char **argv)
+{
+	const char *out = NULL, *weights = NULL, *pol[SWEEP_MAX_POLICIES][2];
+	char polname[SWEEP_MAX_POLICIES][64];
+	const char *kernels[SWEEP_MAX_KERNELS];
+	int npol = 0, nker = 0, ntr = 0, force = 0, rc = 2, idx = 0;
+	uint64_t layouts = REPLAY_LAYOUTS_DEFAULT, memmax = THPS_MEMCG_NOLIMIT;
+	char **traces = NULL, why[8192];
+	double *w = NULL;
+	struct outfile of = { 0 };
+	struct json j;
+
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
+		} else if (!strcmp(a, "--weights") && i + 1 < argc) {
+			weights = argv[++i];
+		} else if (!strcmp(a, "--layouts") && i + 1 < argc) {
+			if (cli_parse_u64(argv[++i], &layouts) || !layouts || layouts > REPLAY_LAYOUTS_MAX)
+				return cli_usage("sweep plan: --layouts takes 1 to %d", REPLAY_LAYOUTS_MAX);
+		} else if (!strcmp(a, "--memory-max") && i + 1 < argc) {
+			const char *v = argv[++i];
+
+			if (strcmp(v, "max") && (cli_parse_size(v, &memmax) || memmax == THPS_MEMCG_NOLIMIT))
+				return cli_usage("sweep plan: --memory-max takes bytes (K, M, G, T) or "
+						 "max, not '%s'", v);
+		} else if (!strcmp(a, "--kernel") && i + 1 < argc) {
+			if (nker >= SWEEP_MAX_KERNELS)
+				return cli_usage("sweep plan: at most %d kernels", SWEEP_MAX_KERNELS);
+			if (check_kernel(argv[i + 1]))
+				return cli_usage("sweep plan: --kernel %s: no such profile (X.Y, as "
+						 "thpsim/kernel takes, or 'recorded')", argv[i + 1]);
+			kernels[nker++] = argv[++i];
+		} else if (!strcmp(a, "--policy") && i + 1 < argc) {
+			const char *arg = argv[++i], *eq = strchr(arg, '=');
+			struct knob_sets ks = { 0 };
+
+			if (!eq || eq == arg || !strchr(eq + 1, '=') || eq - arg >= 64)
+				return cli_usage("sweep plan: --policy takes NAME=KNOB=VALUE[,...], not "
+						 "'%s'", arg);
+			if (npol >= SWEEP_MAX_POLICIES)
+				return cli_usage("sweep plan: at most %d policies", SWEEP_MAX_POLICIES);
+			snprintf(polname[npol], sizeof(polname[npol]), "%.*s", (int)(eq - arg), arg);
+			if (policy_add_knobs(&ks, "sweep plan", polname[npol], eq + 1))
+				return 2;
+			pol[npol][0] = polname[npol];
+			pol[npol][1] = eq + 1;
+			npol++;
+		} else if (a[0] == '-') {
+			return cli_bad_option("sweep plan", a, usage_text);
+		} else if ((rc = collect(a, &traces, &ntr))) {
+			goto out;
+		}
+	}
+	rc = 2;
+	if (!out) {
+		rc = cli_usage("sweep plan: no -o PLAN\n%s", usage_text);
+		goto out;
+	}
+	if (!ntr) {
+		rc = cli_usage("sweep plan: no TRACE or DIR\n%s", usage_text);
+		goto out;
+	}
+	if (!npol)
+		for (; npol < COMPARE_NR_DEFAULT_POLICIES; npol++) {
+			pol[npol][0] = compare_default_policies[npol][0];
+			pol[npol][1] = compare_default_policies[npol][1];
+		}
+	if (!nker)
+		kernels[nker++] = "recorded";
+	w = malloc((size_t)ntr * sizeof(*w));
+	if (!w)
+		goto out;
+	for (int t = 0; t < ntr; t++)
+		w[t] = 1;
+	if (weights && (rc = read_weights(weights, traces, ntr, w)))
+		goto out;
+	rc = 2;
+	if (outfile_open(&of, out, force, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep plan: %s\n", why);
+		goto out;
+	}
+	json_init(&j, of.f, 0);
+	for (int t = 0; t < ntr; t++) {
+		char sum[17], base[256] = "";
+		const char *b = strrchr(traces[t], '/');
+		int err = fnv1a_file(traces[t], sum), dup = 0;
+
+		if (err) {
+			msg_error(err, "sweep plan: %s", traces[t]);
+			outfile_abort(&of);
+			goto out;
+		}
+		job_name_part(base, sizeof(base), b ? b + 1 : traces[t]);
+		if (strlen(base) > 6 && !strcmp(base + strlen(base) - 6, ".trace"))
+			base[strlen(base) - 6] = 0;
+		for (int u = 0; u < t; u++) {
+			const char *c = strrchr(traces[u], '/');
+
+			dup |= !strcmp(c ? c + 1 : traces[u], b ? b + 1 : traces[t]);
+		}
+		if (dup) /* two traces of one name in different directories */
+			snprintf(base + strlen(base), sizeof(base) - strlen(base), "-%d", t);
+		for (int k = 0; k < nker; k++)
+			for (int p = 0; p < npol; p++) {
+				char name[256];
+
+				snprintf(name, sizeof(name), "%s.", base);
+				job_name_part(name, sizeof(name), pol[p][0]);
+				snprintf(name + strlen(name), sizeof(name) - strlen(name), ".");
+				job_name_part(name, sizeof(name), kernels[k]);
+				json_begin_object(&j, NULL);
+				json_int(&j, "index", idx++);
+				json_string(&j, "job", name);
+				json_string(&j, "trace", traces[t]);
+				json_string(&j, "checksum", sum);
+				json_string(&j, "policy", pol[p][0]);
+				json_string(&j, "knobs", pol[p][1]);
+				json_string(&j, "kernel", kernels[k]);
+				json_int(&j, "layouts", (int64_t)layouts);
+				if (memmax == THPS_MEMCG_NOLIMIT)
+					json_string(&j, "memory_max", "max");
+				else
+					json_uint(&j, "memory_max", memmax);
+				json_double(&j, "weight", w[t]);
+				json_string(&j, "version", THPS_VERSION);
+				json_end_object(&j);
+				json_finish(&j);
+				json_init(&j, of.f, 0);
+			}
+	}
+	if (outfile_commit(&of, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep plan: %s\n", why);
+		goto out;
+	}
+	fprintf(stderr, "thpsim sweep plan: %d jobs (%d traces x %d kernels x %d policies) in %s\n",
+		idx, ntr, nker, npol, out);
+	rc = 0;
+out:
+	for (int t = 0; t < ntr; t++)
+		free(traces[t]);
+	free(traces);
+	free(w);
+	return rc;
+}
+
+/* Read PLAN: 0, or 2 after a message naming PLAN:LINE. */
+static int read_plan(const char *path, struct plan *pl)
+{
+	char *text, *line, *save = NULL, err[256];
+	size_t len;
+	int ln = 0, e = read_file(path, &text, &len);
+
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->path, sizeof(pl->path), "%s", path);
+	if (e)
+		return msg_error(e, "sweep: plan %s", path), 2;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct jv *v;
+		struct job *jb, *nv;
+		const struct jv *mm;
+
+		ln++;
+		if (!line[strspn(line, " \t\r")])
+			continue;
+		v = jv_parse(line, strlen(line), err, sizeof(err));
+		if (!v || v->type != JV_OBJ) {
+			fprintf(stderr, "thpsim: %s:%d: not a plan line: %s\n", path, ln,
+				v ? "not a JSON object" : err);
+			jv_free(v);
+			free(text);
+			return 2;
+		}
+		nv = realloc(pl->v, (size_t)(pl->n + 1) * sizeof(*nv));
+		if (!nv) {
+			jv_free(v);
+			free(text);
+			return msg_error(-ENOMEM, "sweep: plan %s", path), 2;
+		}
+		pl->v = nv;
+		jb = &pl->v[pl->n];
+		memset(jb, 0, sizeof(*jb));
+		jb->line = ln;
+		jb->index = (int)jv_num(v, "index", -1);
+		snprintf(jb->name, sizeof(jb->name), "%s", jv_str(v, "job", ""));
+		snprintf(jb->trace, sizeof(jb->trace), "%s", jv_str(v, "trace", ""));
+		snprintf(jb->checksum, sizeof(jb->checksum), "%s", jv_str(v, "checksum", ""));
+		snprintf(jb->policy, sizeof(jb->policy), "%s", jv_str(v, "policy", ""));
+		snprintf(jb->knobs, sizeof(jb->knobs), "%s", jv_str(v, "knobs", ""));
+		snprintf(jb->kernel, sizeof(jb->kernel), "%s", jv_str(v, "kernel", ""));
+		snprintf(jb->version, sizeof(jb->version), "%s", jv_str(v, "version", ""));
+		jb->layouts = (int)jv_num(v, "layouts", 0);
+		jb->weight = jv_num(v, "weight", 0);
+		mm = jv_get(v, "memory_max");
+		jb->memory_max = mm && mm->type == JV_NUM ? (uint64_t)mm->num : THPS_MEMCG_NOLIMIT;
+		jv_free(v);
+		if (jb->index != pl->n || !jb->name[0] || !jb->trace[0] || strlen(jb->checksum) != 16 ||
+		    !jb->policy[0] || !jb->kernel[0] || jb->layouts < 1 || !(jb->weight > 0)) {
+			fprintf(stderr, "thpsim: %s:%d: a plan line needs index %d, job, trace, "
+					"checksum, policy, kernel, layouts and weight\n",
+				path, ln, pl->n);
+			free(text);
+			return 2;
+		}
+		pl->n++;
+	}
+	free(text);
+	if (!pl->n)
+		return cli_usage("sweep: plan %s holds no job", path);
+	return 0;
+}
+
+/* ---- running a job ---- */
+
+static void result_path(const char *dir, const struct job *jb, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s.json", dir, jb->name);
+}
+
+/* One job: replay, then DIR/NAME.json, atomically.  0, or 1 after a
+ * message (a failed job also leaves a result saying so). */
+static int run_job(const struct plan *pl, const struct job *jb, const char *dir)
+{
+	struct replay_opts o = { .layout_seed = 1 };
+	struct replay_result res;
+	char sum[17], err[1024] = "", path[4608], why[8192];
+	struct outfile of = { 0 };
+	struct json j;
+	int e, rc = 0;
+
+	if (strcmp(jb->version, THPS_VERSION)) {
+		fprintf(stderr, "thpsim: %s:%d: job %d (%s) was planned by thpsim %s, this is %s\n",
+			pl->path, jb->line, jb->index, jb->name, jb->version, THPS_VERSION);
+		return 1;
+	}
+	e = fnv1a_file(jb->trace, sum);
+	if (e) {
+		msg_error(e, "sweep run: job %d (%s): trace %s", jb->index, jb->name, jb->trace);
+		return 1;
+	}
+	if (strcmp(sum, jb->checksum)) {
+		fprintf(stderr, "thpsim: sweep run: job %d (%s): trace %s changed since the plan "
+				"(checksum %s, planned %s)\n",
+			jb->index, jb->name, jb->trace, sum, jb->checksum);
+		return 1;
+	}
+	if (strcmp(jb->kernel, "recorded"))
+		knob_sets_add_pair(&o.knobs, "thpsim/kernel", jb->kernel);
+	if (policy_add_knobs(&o.knobs, "sweep run", jb->policy, jb->knobs))
+		return 1;
+	o.layouts = jb->layouts;
+	if (jb->memory_max != THPS_MEMCG_NOLIMIT) {
+		o.limit_set = 1;
+		o.memory_max = jb->memory_max;
+		o.memory_high = THPS_MEMCG_NOLIMIT;
+	}
+	o.label = jb->name;
+	e = replay_run_layouts(jb->trace, &o, 1, &res, err, sizeof(err));
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		msg_error(-errno, "sweep run: %s", dir);
+		replay_result_free(&res);
+		return 1;
+	}
+	result_path(dir, jb, path, sizeof(path));
+	if (outfile_open(&of, path, 1, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep run: job %d (%s): %s\n", jb->index, jb->name, why);
+		replay_result_free(&res);
+		return 1;
+	}
+	json_init(&j, of.f, 1);
+	json_begin_object(&j, NULL);
+	json_string(&j, "job", jb->name);
+	json_int(&j, "index", jb->index);
+	json_string(&j, "version", THPS_VERSION);
+	json_string(&j, "trace", jb->trace);
+	json_string(&j, "checksum", jb->checksum);
+	json_string(&j, "policy", jb->policy);
+	json_string(&j, "knobs", jb->knobs);
+	json_string(&j, "kernel", jb->kernel);
+	json_int(&j, "layouts", jb->layouts);
+	if (e) {
+		json_string(&j, "status", "failed");
+		json_string(&j, "error", err);
+		fprintf(stderr, "thpsim: sweep run: job %d (%s): %s\n", jb->index, jb->name, err);
+		rc = 1;
+	} else {
+		const uint64_t figs[SWEEP_FIGS] = {
+			res.peak_anon_pages_kb, res.final_meminfo[THPS_MEM_AnonPages],
+			res.peak_meminfo_huge_kb, res.final_meminfo[THPS_MEM_AnonHugePages],
+		};
+		const struct replay_ranges *g = res.ranges;
+
+		json_string(&j, "status", res.partial ? "partial" : "ok");
+		json_begin_object(&j, "figures");
+		for (int f = 0; f < SWEEP_FIGS; f++)
+			json_uint(&j, fig_names[f], figs[f]);
+		json_uint(&j, "thp_fault_alloc", res.vm[THPS_VM_thp_fault_alloc]);
+		json_uint(&j, "memory_peak_kB", res.memcg.peak_bytes >> 10);
+		json_int(&j, "oom_kills", res.oom_kills);
+		json_end_object(&j);
+		/* each figure's lowest, median and highest across the layouts
+		 * (the recorded one's figure alone when they cannot differ) */
+		json_begin_object(&j, "ranges");
+		for (int f = 0; f < SWEEP_FIGS + 1; f++) {
+			int r = f < SWEEP_FIGS ? fig_ranges[f] : RANGE_oom_kills;
+			uint64_t s[3] = { f < SWEEP_FIGS ? figs[f] : (uint64_t)res.oom_kills,
+					  f < SWEEP_FIGS ? figs[f] : (uint64_t)res.oom_kills,
+					  f < SWEEP_FIGS ? figs[f] : (uint64_t)res.oom_kills };
+
+			if (g && g->n > 1)
+				replay_spread_weighted(g->machine + (size_t)r * g->n, g->weight, g->n, s);
+			json_begin_object(&j, f < SWEEP_FIGS ? fig_names[f] : "oom_kills");
+			json_uint(&j, "min", s[0]);
+			json_uint(&j, "median", s[1]);
+			json_uint(&j, "max", s[2]);
+			json_end_object(&j);
+		}
+		json_end_object(&j);
+		json_int(&j, "replays", g ? g->n : 1);
+		json_double(&j, "seconds", res.seconds + (g ? g->seconds : 0));
+	}
+	json_end_object(&j);
+	json_finish(&j);
+	if (outfile_commit(&of, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep run: job %d (%s): %s\n", jb->index, jb->name, why);
+		rc = 1;
+	}
+	if (!e)
+		replay_result_free(&res);
+	return rc;
+}
+
+struct all_ctx {
+	const struct plan *pl;
+	const char *dir;
+	pthread_mutex_t lock;
+	int next, failed, missing_only;
+};
+
+struct result;
+static int load_result(const char *dir, const struct job *jb, struct result *r, char *why,
+		       size_t len);
+
+static int job_done(const char *dir, const struct job *jb);
+
+static void *all_worker(void *arg)
+{
+	struct all_ctx *c = arg;
+
+	for (;;) {
+		int i;
+
+		pthread_mutex_lock(&c->lock);
+		i = c->next++;
+		pthread_mutex_unlock(&c->lock);
+		if (i >= c->pl->n)
+			return NULL;
+		if (c->missing_only && job_done(c->dir, &c->pl->v[i]))
+			continue;
+		if (run_job(c->pl, &c->pl->v[i], c->dir)) {
+			pthread_mutex_lock(&c->lock);
+			c->failed++;
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+}
+
+/* The job index the engines give: Slurm's array task, a Kubernetes
+ * Indexed Job's completion index, GNU parallel's sequence number (from 1). */
+static int engine_index(long *out, const char **from)
+{
+	static const struct { const char *var; long base; } vars[] = {
+		{ "SLURM_ARRAY_TASK_ID", 0 }, { "JOB_COMPLETION_INDEX", 0 }, { "PARALLEL_SEQ", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i].var);
+		char *end;
+
+		if (!v || !*v)
+			continue;
+		errno = 0;
+		*out = strtol(v, &end, 10) - vars[i].base;
+		*from = vars[i].var;
+		return *end || errno ? -EINVAL : 0;
+	}
+	return -ENOENT;
+}
+
+static int sweep_run(int argc, char **argv)
+{
+	const char *plan = NULL, *dir = NULL, *from = "--index";
+	char defdir[4160];
+	long index = -1;
+	uint64_t jobs = 1;
+	int all = 0, missing = 0, rc;
+	struct plan pl;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--index") && i + 1 < argc) {
+			uint64_t v;
+
+			if (cli_parse_u64(argv[++i], &v) || v > 1000000000)
+				return cli_usage("sweep run: --index takes a job number, not '%s'", argv[i]);
+			index = (long)v;
+		} else if (!strcmp(argv[i], "--all")) {
+			all = 1;
+		} else if (!strcmp(argv[i], "--missing")) {
+			all = missing = 1;
+		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+			if (cli_parse_u64(argv[++i], &jobs) || !jobs || jobs > 1024)
+				return cli_usage("sweep run: -j takes 1 to 1024");
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (argv[i][0] == '-') {
+			return cli_bad_option("sweep run", argv[i], usage_text);
+		} else if (!plan) {
+			plan = argv[i];
+		} else {
+			return cli_usage("sweep run: one PLAN\n%s", usage_text);
+		}
+	}
+	if (!plan)
+		return cli_usage("sweep run: no PLAN\n%s", usage_text);
+	if ((rc = read_plan(plan, &pl)))
+		return rc;
+	if (!dir) {
+		snprintf(defdir, sizeof(defdir), "%s.results", plan);
+		dir = defdir;
+	}
+	if (all) {
+		struct all_ctx c = { .pl = &pl, .dir = dir, .lock = PTHREAD_MUTEX_INITIALIZER,
+				     .missing_only = missing };
+		pthread_t th[1024];
+		uint64_t t;
+
+		for (t = 0; t < jobs && t < (uint64_t)pl.n; t++)
+			if (pthread_create(&th[t], NULL, all_worker, &c))
+				break;
+		if (!t)
+			all_worker(&c);
+		for (uint64_t k = 0; k < t; k++)
+			pthread_join(th[k], NULL);
+		free(pl.v);
+		return c.failed ? 1 : 0;
+	}
+	if (index < 0) {
+		int e = engine_index(&index, &from);
+
+		if (e == -ENOENT) {
+			free(pl.v);
+			return cli_usage("sweep run: no --index, and none of $SLURM_ARRAY_TASK_ID, "
+					 "$JOB_COMPLETION_INDEX, $PARALLEL_SEQ is set");
+		}
+		if (e) {
+			free(pl.v);
+			return cli_usage("sweep run: $%s is not a number", from);
+		}
+	}
+	if (index < 0 || index >= pl.n) {
+		rc = cli_usage("sweep run: job %ld (from %s) is not in %s, which has jobs 0 to %d",
+			       index, from, plan, pl.n - 1);
+		free(pl.v);
+		return rc;
+	}
+	rc = run_job(&pl, &pl.v[index], dir);
+	free(pl.v);
+	return rc;
+}
+
+/* ---- merging ---- */
+
+struct result {
+	int ok;
+	uint64_t fig[SWEEP_FIGS], range[SWEEP_FIGS][3];
+	uint64_t thp_fault_alloc, memory_peak_kb;
+	int oom_kills, kill_layouts_max;
+};
+
+/* The result of job jb: 0, or -1 with why set. */
+static int load_result(const char *dir, const struct job *jb, struct result *r, char *why,
+		       size_t len)
+{
+	char path[4608], *text, err[256];
+	size_t n;
+	struct jv *v;
+	const struct jv *figs, *ranges;
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	result_path(dir, jb, path, sizeof(path));
+	e = read_file(path, &text, &n);
+	if (e == -ENOENT) {
+		snprintf(why, len, "missing (no %s)", path);
+		return -1;
+	}
+	if (e) {
+		snprintf(why, len, "%s: %s", path, strerror(-e));
+		return -1;
+	}
+	v = jv_parse(text, n, err, sizeof(err));
+	free(text);
+	if (!v || v->type != JV_OBJ) {
+		snprintf(why, len, "%s is not a complete result (%s): cut short? run the job again",
+			 path, v ? "not an object" : err);
+		jv_free(v);
+		return -1;
+	}
+	if (strcmp(jv_str(v, "version", ""), THPS_VERSION)) {
+		snprintf(why, len, "%s is from thpsim %s, this is %s: results of different "
+				   "versions are not merged", path, jv_str(v, "version", "?"), THPS_VERSION);
+		goto bad;
+	}
+	if (strcmp(jv_str(v, "job", ""), jb->name) || jv_num(v, "index", -1) != jb->index ||
+	    strcmp(jv_str(v, "checksum", ""), jb->checksum) ||
+	    strcmp(jv_str(v, "policy", ""), jb->policy) || strcmp(jv_str(v, "knobs", ""), jb->knobs) ||
+	    strcmp(jv_str(v, "kernel", ""), jb->kernel) || jv_num(v, "layouts", 0) != jb->layouts) {
+		snprintf(why, len, "%s does not match the plan (another plan's result, or the trace "
+				   "changed): run the job again", path);
+		goto bad;
+	}
+	if (strcmp(jv_str(v, "status", ""), "ok")) {
+		snprintf(why, len, "failed: %s", jv_str(v, "error", jv_str(v, "status", "?")));
+		goto bad;
+	}
+	figs = jv_get(v, "figures");
+	ranges = jv_get(v, "ranges");
+	for (int f = 0; f < SWEEP_FIGS; f++) {
+		const struct jv *rg = jv_get(ranges, fig_names[f]);
+
+		if (!jv_get(figs, fig_names[f]) || !rg) {
+			snprintf(why, len, "%s lacks %s", path, fig_names[f]);
+			goto bad;
+		}
+		r->fig[f] = (uint64_t)jv_num(figs, fig_names[f], 0);
+		r->range[f][0] = (uint64_t)jv_num(rg, "min", 0);
+		r->range[f][1] = (uint64_t)jv_num(rg, "median", 0);
+		r->range[f][2] = (uint64_t)jv_num(rg, "max", 0);
+	}
+	r->thp_fault_alloc = (uint64_t)jv_num(figs, "thp_fault_alloc", 0);
+	r->memory_peak_kb = (uint64_t)jv_num(figs, "memory_peak_kB", 0);
+	r->oom_kills = (int)jv_num(figs, "oom_kills", 0);
+	r->kill_layouts_max = (int)jv_num(jv_get(ranges, "oom_kills"), "max", 0);
+	r->ok = 1;
+	jv_free(v);
+	return 0;
+bad:
+	jv_free(v);
+	return -1;
+}
+
+/* A job whose result merge would take. */
+static int job_done(const char *dir, const struct job *jb)
+{
+	struct result r;
+	char why[4800];
+
+	return load_result(dir, jb, &r, why, sizeof(why)) == 0;
+}
+
+/* A weighted total: exact when whole (json_double keeps 6 digits). */
+static void json_total(struct json *j, const char *key, double v)
+{
+	if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+		json_int(j, key, (int64_t)v);
+	else
+		json_double(j, key, v);
+}
+
+/* One (policy, kernel) group's totals. */
+struct group {
+	const char *policy, *kernel;
+	double fig[SWEEP_FIGS], lo[SWEEP_FIGS], hi[SWEEP_FIGS];
+	double killed, killed_some_layout; /* weighted: traces with a kill */
+	int jobs, baseline;                /* baseline: the group extra is against */
+};
+
+#define SWEEP_MAX_GROUPS (SWEEP_MAX_POLICIES * SWEEP_MAX_KERNELS)
+/* jb's group, made when new; -1 when there are too many. */
+static int group_of(struct group *g, int *ng, const struct job *jb)
+{
+	for (int i = 0; i < *ng; i++)
+		if (!strcmp(g[i].policy, jb->policy) && !strcmp(g[i].kernel, jb->kernel))
+			return i;
+	if (*ng >= SWEEP_MAX_GROUPS)
+		return -1;
+	memset(&g[*ng], 0, sizeof(g[*ng]));
+	g[*ng].policy = jb->policy;
+	g[*ng].kernel = jb->kernel;
+	return (*ng)++;
+}
+
+static int sweep_merge(int argc, char **argv)
+{
+	const char *plan = NULL, *dir = NULL;
+	char defdir[4160], why[4800];
+	int fmt = 0, bad = 0, ng = 0, rc; /* fmt: 0 text, 1 json, 2 csv */
+	struct plan pl;
+	struct result *res;
+	struct group g[SWEEP_MAX_GROUPS];
+	int *gid;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			const char *f = argv[++i];
+
+			if (!strcmp(f, "text"))
+				fmt = 0;
+			else if (!strcmp(f, "json"))
+				fmt = 1;
+			else if (!strcmp(f, "csv"))
+				fmt = 2;
+			else
+				return cli_usage("sweep merge: --format takes text, json or csv, not '%s'", f);
+		} else if (argv[i][0] == '-') {
+			return cli_bad_option("sweep merge", argv[i], usage_text);
+		} else if (!plan) {
+			plan = argv[i];
+		} else if (!dir) {
+			dir = argv[i];
+		} else {
+			return cli_usage("sweep merge: PLAN [DIR]\n%s", usage_text);
+		}
+	}
+	if (!plan)
+		return cli_usage("sweep merge: no PLAN\n%s", usage_text);
+	if ((rc = read_plan(plan, &pl)))
+		return rc;
+	if (!dir) {
+		snprintf(defdir, sizeof(defdir), "%s.results", plan);
+		dir = defdir;
+	}
+	res = calloc((size_t)pl.n, sizeof(*res));
+	gid = calloc((size_t)pl.n, sizeof(*gid));
+	if (!res || !gid) {
+		free(res);
+		free(gid);
+		free(pl.v);
+		return msg_error(-ENOMEM, "sweep merge"), 2;
+	}
+	for (int i = 0; i < pl.n; i++) {
+		const struct job *jb = &pl.v[i];
+
+		if (strcmp(jb->version, THPS_VERSION)) {
+			fprintf(stderr, "thpsim: sweep merge: job %d (%s): planned by thpsim %s, this is "
+					"%s\n", jb->index, jb->name, jb->version, THPS_VERSION);
+			bad++;
+			continue;
+		}
+		if (load_result(dir, jb, &res[i], why, sizeof(why))) {
+			fprintf(stderr, "thpsim: sweep merge: job %d (%s): %s\n", jb->index, jb->name, why);
+			bad++;
+		}
+	}
+	if (bad) {
+		fprintf(stderr, "thpsim: sweep merge: %d of %d jobs missing or failed: nothing merged; "
+				"run them again (thpsim sweep run %s --index I)\n", bad, pl.n, plan);
+		free(res);
+		free(gid);
+		free(pl.v);
+		return 1;
+	}
+	/* the totals, weighted */
+	for (int i = 0; i < pl.n; i++) {
+		const struct job *jb = &pl.v[i];
+		struct group *gr;
+
+		gid[i] = group_of(g, &ng, jb);
+		if (gid[i] < 0) {
+			fprintf(stderr, "thpsim: sweep merge: more than %d policies x kernels\n",
+				SWEEP_MAX_GROUPS);
+			free(res);
+			free(gid);
+			free(pl.v);
+			return 2;
+		}
+		gr = &g[gid[i]];
+		gr->jobs++;
+		for (int f = 0; f < SWEEP_FIGS; f++) {
+			gr->fig[f] += jb->weight * (double)res[i].fig[f];
+			gr->lo[f] += jb->weight * (double)res[i].range[f][0];
+			gr->hi[f] += jb->weight * (double)res[i].range[f][2];
+		}
+		gr->killed += res[i].oom_kills ? jb->weight : 0;
+		gr->killed_some_layout += res[i].kill_layouts_max ? jb->weight : 0;
+	}
+	/* each group's baseline: "never" under the same kernel, else the
+	 * kernel's first policy */
+	for (int a = 0; a < ng; a++) {
+		g[a].baseline = -1;
+		for (int b = 0; b < ng && g[a].baseline < 0; b++)
+			if (!strcmp(g[b].kernel, g[a].kernel) && !strcmp(g[b].policy, "never"))
+				g[a].baseline = b;
+		for (int b = 0; b < ng && g[a].baseline < 0; b++)
+			if (!strcmp(g[b].kernel, g[a].kernel))
+				g[a].baseline = b;
+	}
+	if (fmt == 1) {
+		struct json j;
+
+		json_init(&j, stdout, 1);
+		json_begin_object(&j, NULL);
+		json_string(&j, "plan", plan);
+		json_string(&j, "version", THPS_VERSION);
+		json_begin_array(&j, "groups");
+		for (int a = 0; a < ng; a++) {
+			const struct group *gr = &g[a], *b = &g[gr->baseline];
+
+			json_begin_object(&j, NULL);
+			json_string(&j, "policy", gr->policy);
+			json_string(&j, "kernel", gr->kernel);
+			json_string(&j, "baseline", b->policy);
+			json_int(&j, "jobs", gr->jobs);
+			for (int f = 0; f < SWEEP_FIGS; f++) {
+				json_begin_object(&j, fig_names[f]);
+				json_total(&j, "total_kB", gr->fig[f]);
+				json_total(&j, "lowest_kB", gr->lo[f]);
+				json_total(&j, "highest_kB", gr->hi[f]);
+				json_total(&j, "extra_kB", gr->fig[f] - b->fig[f]);
+				json_end_object(&j);
+			}
+			json_total(&j, "oom_killed_weight", gr->killed);
+			json_total(&j, "oom_killed_in_some_layout_weight", gr->killed_some_layout);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		json_begin_array(&j, "jobs");
+		for (int i = 0; i < pl.n; i++) {
+			json_begin_object(&j, NULL);
+			json_int(&j, "index", pl.v[i].index);
+			json_string(&j, "job", pl.v[i].name);
+			json_string(&j, "trace", pl.v[i].trace);
+			json_string(&j, "policy", pl.v[i].policy);
+			json_string(&j, "kernel", pl.v[i].kernel);
+			json_total(&j, "weight", pl.v[i].weight);
+			for (int f = 0; f < SWEEP_FIGS; f++)
+				json_uint(&j, fig_names[f], res[i].fig[f]);
+			json_uint(&j, "thp_fault_alloc", res[i].thp_fault_alloc);
+			json_uint(&j, "memory_peak_kB", res[i].memory_peak_kb);
+			json_int(&j, "oom_kills", res[i].oom_kills);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		json_end_object(&j);
+		json_finish(&j);
+	} else if (fmt == 2) {
+		printf("policy,kernel,jobs");
+		for (int f = 0; f < SWEEP_FIGS; f++)
+			printf(",%s_kB,%s_lowest_kB,%s_highest_kB,%s_extra_kB", fig_names[f], fig_names[f],
+			       fig_names[f], fig_names[f]);
+		printf(",oom_killed_weight\n");
+		for (int a = 0; a < ng; a++) {
+			printf("%s,%s,%d", g[a].policy, g[a].kernel, g[a].jobs);
+			for (int f = 0; f < SWEEP_FIGS; f++)
+				printf(",%.0f,%.0f,%.0f,%.0f", g[a].fig[f], g[a].lo[f], g[a].hi[f],
+				       g[a].fig[f] - g[g[a].baseline].fig[f]);
+			printf(",%g\n", g[a].killed);
+		}
+	} else {
+		printf("thpsim sweep merge %s: %d jobs\n\n", plan, pl.n);
+		printf("the fleet, weighted by instances: kB summed over the traces (lowest..highest: "
+		       "the sums of each\ntrace's lowest and highest across its layouts); extra: "
+		       "against the baseline policy\n");
+		printf("%-16s %-9s %14s %14s %12s %14s %14s %9s\n", "policy", "kernel", "peak Anon kB",
+		       "extra peak", "(%)", "final Anon kB", "final AHP kB", "OOM-kill");
+		for (int a = 0; a < ng; a++) {
+			const struct group *gr = &g[a], *b = &g[gr->baseline];
+			double extra = gr->fig[0] - b->fig[0];
+
+			printf("%-16.16s %-9.9s %14.0f %14.0f %11.1f%% %14.0f %14.0f %9g\n", gr->policy,
+			       gr->kernel, gr->fig[0], extra, b->fig[0] > 0 ? 100.0 * extra / b->fig[0] : 0.0,
+			       gr->fig[1], gr->fig[3], gr->killed);
+			printf("%-16s %-9s %6.0f..%-7.0f %29s %14s %6.0f..%-7.0f\n", "", "", gr->lo[0],
+			       gr->hi[0], "", "", gr->lo[3], gr->hi[3]);
+		}
+		/* the traces that cost the most: each policy's largest extra
+		 * peak AnonPages against its baseline, weighted */
+		printf("\nthe traces that cost the most (weighted extra peak AnonPages against the "
+		       "baseline):\n");
+		for (int a = 0; a < ng; a++) {
+			int shown = 0, used[5] = { -1, -1, -1, -1, -1 };
+
+			if (g[a].baseline == a)
+				continue;
+			for (int s = 0; s < 5; s++) {
+				int best = -1;
+				double bx = 0;
+
+				for (int i = 0; i < pl.n; i++) {
+					double x;
+					int seen = 0;
+
+					if (gid[i] != a)
+						continue;
+					for (int u = 0; u < s; u++)
+						seen |= used[u] == i;
+					for (int k = 0; k < pl.n && !seen; k++)
+						if (gid[k] == g[a].baseline &&
+						    !strcmp(pl.v[k].trace, pl.v[i].trace)) {
+							x = pl.v[i].weight *
+							    ((double)res[i].fig[0] - (double)res[k].fig[0]);
+							if (best < 0 || x > bx) {
+								best = i;
+								bx = x;
+							}
+						}
+				}
+				if (best < 0 || bx <= 0)
+					break;
+				used[s] = best;
+				printf("  %-16.16s %-9.9s %-32.32s %+12.0f kB (x%g)\n",
+				       shown ? "" : g[a].policy, shown ? "" : g[a].kernel,
+				       pl.v[best].trace, bx, pl.v[best].weight);
+				shown++;
+			}
+		}
+	}
+	free(res);
+	free(gid);
+	free(pl.v);
+	return 0;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		puts(usage_text);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "plan"))
+		return sweep_plan(argc, argv);
+	if (!strcmp(argv[1], "run"))
+		return sweep_run(argc, argv);
+	if (!strcmp(argv[1], "merge"))
+		return sweep_merge(argc, argv);
+	return cli_usage("sweep: '%s' is not plan, run or merge\n%s", argv[1], usage_text);
+}
