@@ -173,7 +173,7 @@ static void *run_policy(void *arg)
 /* ---- the SVG ---- */
 
 /* A round tick step (1, 2 or 5 times a power of ten) for about n ticks. */
-static double nice_step(double max, int n)
+double svg_nice_step(double max, int n)
 {
 	double raw = max / n, p = 1;
 
@@ -184,7 +184,7 @@ static double nice_step(double max, int n)
 	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-static void svg_escape(FILE *f, const char *c, size_t n)
+void svg_escape(FILE *f, const char *c, size_t n)
 {
 	for (size_t i = 0; i < n && c[i]; i++)
 		switch (c[i]) {
@@ -272,9 +272,9 @@ static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax,
 				vmax = (double)svg_value(&pol[k].res.overall.p[i], huge);
 	if (vmax <= 0)
 		vmax = 1024;
-	vstep = nice_step(vmax, 4);
+	vstep = svg_nice_step(vmax, 4);
 	vmax = vstep * (double)(long)(vmax / vstep + 1);
-	xstep = nice_step(tmax, 6);
+	xstep = svg_nice_step(tmax, 6);
 #define SX(t) (x0 + w * ((t) / tmax))
 #define SY(v) (y0 + h * (1.0 - (double)(v) / vmax))
 	fprintf(f, "<g class=\"panel\" data-figure=\"%s\">\n", what);
@@ -338,7 +338,7 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 				tmax = (double)pol[k].res.overall.p[i].t_ns * 1e-9;
 	if (tmax <= 0)
 		tmax = 1e-3;
-	tmax = nice_step(tmax, 6) * (double)(long)(tmax / nice_step(tmax, 6) + 0.999);
+	tmax = svg_nice_step(tmax, 6) * (double)(long)(tmax / svg_nice_step(tmax, 6) + 0.999);
 	snprintf(title, sizeof(title), "%s%s", pol[0].res.command[0] ? pol[0].res.command : path,
 		 pol[0].res.partial ? " (PARTIAL: the trace stopped early)" : "");
 	/* the title's lines decide where the panels start: measure first */

@@ -27,6 +27,10 @@ void replay_print_skips(FILE *f, const struct replay_result *res);
 /* compare's default policies (name, knobs), and a policy's knobs
  * ("enabled=always,use_zero_page=0", prefixes resolved) added to knobs:
  * 0, or 2 after a usage message naming cmd and the policy. */
+/* SVG helpers (compare.c): a round tick step (1, 2 or 5 times a power of
+ * ten) for about n ticks up to max; text escaped for SVG, at most n bytes. */
+double svg_nice_step(double max, int n);
+void svg_escape(FILE *f, const char *c, size_t n);
 #define COMPARE_NR_DEFAULT_POLICIES 4
 extern const char *const compare_default_policies[COMPARE_NR_DEFAULT_POLICIES][2];
 int policy_add_knobs(struct knob_sets *knobs, const char *cmd, const char *name,

@@ -48,7 +48,7 @@ static const char usage_text[] =
 	"usage: thpsim sweep plan TRACE|DIR... [--policy NAME=KNOBS]... [--kernel X.Y]...\n"
 	"                         [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN [--force]\n"
 	"       thpsim sweep run PLAN [--index I | --all [-j N] | --missing [-j N]] [-o DIR]\n"
-	"       thpsim sweep merge PLAN [DIR] [--format text|json|csv]\n"
+	"       thpsim sweep merge PLAN [DIR] [--format text|json|csv] [--svg FILE [--force]]\n"
 	"  plan: every (trace, kernel, policy) job, one JSON line each (a DIR gives its *.trace);\n"
 	"  policies default to compare's (never, madvise, always, always-no-hzp), kernels to\n"
 	"  the recording kernel's profile; --weights FILE: lines 'TRACE WEIGHT', how many\n"
@@ -57,7 +57,7 @@ static const char usage_text[] =
 	"  $PARALLEL_SEQ - 1), its result DIR/JOB.json (default DIR: PLAN.results); --all: every\n"
 	"  job here, N at a time; --missing: the jobs without a result merge would take.\n"
 	"  merge: every result checked against the plan; the fleet report, or the jobs missing\n"
-	"  or failed (exit 1).";
+	"  or failed (exit 1); --svg: the report as a chart (an existing FILE only with --force).";
 
 #define SWEEP_MAX_POLICIES 16
 #define SWEEP_MAX_KERNELS 8
@@ -868,11 +868,86 @@ static int group_of(struct group *g, int *ng, const struct job *jb)
 	return (*ng)++;
 }
 
+/*
+ * The fleet report as a chart: per policy and kernel, a bar of the weighted
+ * total of peak AnonPages with a whisker from the sum of the traces' lowest
+ * to the sum of their highest across layouts, and inside it the part in
+ * huge pages (peak AnonHugePages); the baseline's total as a line.  Written
+ * to a temporary file and renamed (outfile.h).  0, or 2 after a message.
+ */
+static int write_svg(const char *path, int force, const char *plan, const struct group *g, int ng)
+{
+	const int bar = 22, gap = 10, left = 230, width = 560, top = 70;
+	const int height = top + ng * (bar + gap) + 50;
+	struct outfile of = { 0 };
+	char why[8192], title[512];
+	double vmax = 1, step;
+	FILE *f;
+
+	for (int a = 0; a < ng; a++)
+		if (g[a].hi[0] > vmax)
+			vmax = g[a].hi[0];
+	step = svg_nice_step(vmax / 1024, 5) * 1024; /* round in MiB */
+	vmax = step * (double)(long)(vmax / step + 0.999);
+	if (outfile_open(&of, path, force, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep merge: %s\n", why);
+		return 2;
+	}
+	f = of.f;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n", left + width + 40, height);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	snprintf(title, sizeof(title), "thpsim sweep merge %s: the fleet's peak AnonPages per "
+		 "policy and kernel, weighted by instances", plan);
+	fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"14\">");
+	svg_escape(f, title, sizeof(title));
+	fprintf(f, "</text>\n<text x=\"10\" y=\"42\" fill=\"#555\">bar: the total; dark: "
+		   "its part in huge pages; whisker: the sums of each trace's lowest and highest "
+		   "across layouts; line: the baseline</text>\n");
+	for (double v = 0; v <= vmax + step / 2; v += step) {
+		int x = left + (int)(v / vmax * width);
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n"
+			   "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f MiB"
+			   "</text>\n", x, top - 6, x, height - 40, x, height - 24, v / 1024);
+	}
+	for (int a = 0; a < ng; a++) {
+		const struct group *gr = &g[a], *b = &g[gr->baseline];
+		int y = top + a * (bar + gap);
+		double w = gr->fig[0] / vmax * width, wh = gr->fig[2] / vmax * width;
+		char label[160];
+
+		snprintf(label, sizeof(label), "%s, %s%s", gr->policy, gr->kernel,
+			 gr->killed > 0 ? " (OOM kills)" : "");
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8,
+			y + bar / 2 + 4);
+		svg_escape(f, label, sizeof(label));
+		fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+			   "fill=\"#9ecae1\"/>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+			   "fill=\"#3182bd\"/>\n", left, y, w, bar, left, y + bar / 4, wh, bar / 2);
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\"/>\n",
+			left + gr->lo[0] / vmax * width, y + bar / 2, left + gr->hi[0] / vmax * width,
+			y + bar / 2);
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d95f02\" "
+			   "stroke-width=\"2\"/>\n", left + b->fig[0] / vmax * width, y - 2,
+			left + b->fig[0] / vmax * width, y + bar + 2);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" fill=\"#333\">%+.1f%%</text>\n",
+			left + (gr->hi[0] > gr->fig[0] ? gr->hi[0] : gr->fig[0]) / vmax * width + 6,
+			y + bar / 2 + 4, b->fig[0] > 0 ? 100.0 * (gr->fig[0] - b->fig[0]) / b->fig[0] : 0.0);
+	}
+	fprintf(f, "</svg>\n");
+	if (outfile_commit(&of, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep merge: %s\n", why);
+		return 2;
+	}
+	return 0;
+}
+
 static int sweep_merge(int argc, char **argv)
 {
-	const char *plan = NULL, *dir = NULL;
+	const char *plan = NULL, *dir = NULL, *svg = NULL;
 	char defdir[4160], why[4800];
-	int fmt = 0, bad = 0, ng = 0, rc; /* fmt: 0 text, 1 json, 2 csv */
+	int fmt = 0, bad = 0, ng = 0, rc, force = 0; /* fmt: 0 text, 1 json, 2 csv */
 	struct plan pl;
 	struct result *res;
 	struct group g[SWEEP_MAX_GROUPS];
@@ -890,6 +965,10 @@ static int sweep_merge(int argc, char **argv)
 				fmt = 2;
 			else
 				return cli_usage("sweep merge: --format takes text, json or csv, not '%s'", f);
+		} else if (!strcmp(argv[i], "--svg") && i + 1 < argc) {
+			svg = argv[++i];
+		} else if (!strcmp(argv[i], "--force")) {
+			force = 1;
 		} else if (argv[i][0] == '-') {
 			return cli_bad_option("sweep merge", argv[i], usage_text);
 		} else if (!plan) {
@@ -972,6 +1051,12 @@ static int sweep_merge(int argc, char **argv)
 		for (int b = 0; b < ng && g[a].baseline < 0; b++)
 			if (!strcmp(g[b].kernel, g[a].kernel))
 				g[a].baseline = b;
+	}
+	if (svg && (rc = write_svg(svg, force, plan, g, ng))) {
+		free(res);
+		free(gid);
+		free(pl.v);
+		return rc;
 	}
 	if (fmt == 1) {
 		struct json j;

@@ -48,6 +48,12 @@ python3 "$here/against_compare.py" "$thpsim" plan.jsonl merged.json > against.ou
 check "merged report equals compare on each trace ($(tail -n 1 against.out))" \
 	'tail -n 1 against.out | grep -q ", 0 failed$"'
 grep '^FAIL' against.out | head -n 5
+"$thpsim" sweep merge plan.jsonl results --svg fleet.svg > /dev/null 2>&1
+check "merge --svg draws the report" \
+	'python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(len(d.getElementsByTagName(\"rect\")) < 17)" fleet.svg'
+"$thpsim" sweep merge plan.jsonl results --svg fleet.svg > /dev/null 2> svg.err
+rc=$?
+check "and replaces an existing chart only with --force" '[ $rc = 2 ] && grep -q exists svg.err'
 
 # results removed, truncated, from another version: named, nothing merged
 cp -r results spoilt
