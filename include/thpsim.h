@@ -317,6 +317,14 @@ uint64_t thps_alloc_count(thps_machine *m, enum thps_alloc_class cls);
 int thps_memcg_set_limits(thps_machine *m, uint64_t max_bytes, uint64_t high_bytes);
 /* memory.oom.group: 1, a kill takes every process of the cgroup. */
 void thps_memcg_set_oom_group(thps_machine *m, int group);
+/*
+ * The machine's own OOM killer: with on, an allocation of order 3 or less
+ * that may reclaim and still finds no memory (the machine is full) kills
+ * the process with the most points, as Linux's out_of_memory does, and is
+ * tried again.  Off (the default) it fails, which a fault reports as
+ * -ENOMEM (the kernel's VM_FAULT_OOM).
+ */
+void thps_set_global_oom(thps_machine *m, int on);
 struct thps_memcg_stat {
 	uint64_t current_bytes;   /* memory.current: what is charged now */
 	uint64_t peak_bytes;      /* memory.peak: the most ever charged */

@@ -240,12 +240,17 @@ void replay_print_memcg(FILE *f, const struct replay_result *res)
 	fprintf(f, ", ");
 	print_limit(f, "memory.high", s->high_bytes);
 	fprintf(f, "\n");
-	if (!res->limited)
+	if (!res->limited && !res->oom_kills)
 		return;
-	fprintf(f, "  memory.events:");
-	for (int i = 0; i < THPS_NR_MEMCG_EVENTS; i++)
-		fprintf(f, " %s %" PRIu64, thps_memcg_event_name(i), s->events[i]);
-	fprintf(f, "\n");
+	if (res->limited) {
+		fprintf(f, "  memory.events:");
+		for (int i = 0; i < THPS_NR_MEMCG_EVENTS; i++)
+			fprintf(f, " %s %" PRIu64, thps_memcg_event_name(i), s->events[i]);
+		fprintf(f, "\n");
+	} else {
+		fprintf(f, "  the machine's OOM killer: its memory (--ram) was full and reclaim "
+			   "freed too little\n");
+	}
 	for (int i = 0; i < res->nmms; i++) {
 		const struct replay_mm *mm = res->mms[i];
 
@@ -255,6 +260,8 @@ void replay_print_memcg(FILE *f, const struct replay_result *res)
 				mm->name, mm->pid, (double)mm->oom_kill_ns * 1e-9,
 				replay_kill_share(res, mm), mm->final[THPS_PROC_VmHWM]);
 	}
+	if (!res->limited)
+		return;
 	if (!res->oom_kills)
 		fprintf(f, "  survives: no process was OOM-killed; memory.peak is %.1f%% of "
 			   "memory.max\n",

@@ -594,6 +594,8 @@ int mem_cgroup_charge_bulk(struct thps_machine *m, struct page **pages, int n);
 /* kmem: a page table's (to the stock), else a folio's. */
 void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr, bool kmem);
 bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held);
+/* The machine's OOM killer (totalpages: its RAM). */
+bool out_of_memory(struct thps_machine *m, struct mm_struct *held);
 
 /* ---- checker (mm/debug.c) ---- */
 void dump_page(struct thps_machine *m, const struct page *page);

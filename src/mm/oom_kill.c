@@ -3,9 +3,10 @@
  * out_of_memory for a memcg: select_bad_process, oom_badness,
  * oom_kill_process, and the OOM reaper).
  *
- * Entry point: mem_cgroup_out_of_memory, from a charge that reclaim could
- * not make room for (memcontrol.c); thps_proc_oom_killed and
- * thps_set_oom_score_adj.
+ * Entry points: mem_cgroup_out_of_memory, from a charge that reclaim could
+ * not make room for (memcontrol.c); out_of_memory, from an allocation that
+ * reclaim could not satisfy when the machine is full (page_alloc.c, with
+ * thps_set_global_oom); thps_proc_oom_killed and thps_set_oom_score_adj.
  *
  * The victim is the process with the most points: its resident pages
  * (get_mm_rss: a THP counts 512) plus its page-table pages (and swap
@@ -74,20 +75,19 @@ static void oom_kill_one(struct thps_machine *m, struct thps_proc *p, struct mm_
 }
 
 /*
- * out_of_memory for the cgroup: choose and kill.  true when something was
- * killed (the charge is tried again), false when no process may be chosen.
- * "held" is the charging process, whose lock the caller holds.
+ * Choose and kill among every process (the cgroup holds them all): true
+ * when something was killed (the allocation or charge is tried again),
+ * false when no process may be chosen.  "held" is the process whose
+ * allocation asked, whose lock the caller holds; totalpages scales
+ * oom_score_adj (memory.max, or the machine's RAM).
  */
-bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held)
+static bool oom_kill(struct thps_machine *m, struct mm_struct *held, uint64_t totalpages)
 {
 	struct mem_cgroup *memcg = &m->memcg;
-	uint64_t totalpages = READ_ONCE(memcg->max);
 	struct thps_proc *victim = NULL;
 	int64_t chosen = INT64_MIN;
 	bool group;
 
-	if (totalpages == UINT64_MAX || !totalpages)
-		totalpages = m->totalram_pages ? m->totalram_pages : 1;
 	spin_lock(&m->proc_lock);
 	for (struct thps_proc *p = m->procs; p; p = p->next) {
 		int64_t points = oom_badness(p, totalpages);
@@ -110,6 +110,30 @@ bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held)
 	spin_unlock(&memcg->lock);
 	spin_unlock(&m->proc_lock);
 	return victim != NULL;
+}
+
+/* out_of_memory for the cgroup (mem_cgroup_out_of_memory). */
+bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held)
+{
+	uint64_t totalpages = READ_ONCE(m->memcg.max);
+
+	if (totalpages == UINT64_MAX || !totalpages)
+		totalpages = m->totalram_pages ? m->totalram_pages : 1;
+	return oom_kill(m, held, totalpages);
+}
+
+/* out_of_memory for the machine: the process asking is already a victim
+ * (task_will_free_mem), or another is chosen among all. */
+bool out_of_memory(struct thps_machine *m, struct mm_struct *held)
+{
+	if (held && mm_flag(held, MMF_OOM_VICTIM))
+		return false;
+	return oom_kill(m, held, m->totalram_pages ? m->totalram_pages : 1);
+}
+
+void thps_set_global_oom(thps_machine *m, int on)
+{
+	WRITE_ONCE(m->global_oom, on != 0);
 }
 
 int thps_proc_oom_killed(const thps_proc *p)

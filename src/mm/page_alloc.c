@@ -602,6 +602,13 @@ struct page *alloc_pages(struct thps_machine *m, struct mm_struct *mm, gfp_t gfp
 		shrink_slab(m, mm);
 		pfn = rmqueue(m, mm, order);
 	}
+	/* __alloc_pages_may_oom: the machine is full; costly orders and
+	 * __GFP_NORETRY fail instead; each kill frees a victim's memory */
+	while (pfn < 0 && READ_ONCE(m->global_oom) && (gfp & __GFP_RECLAIM) &&
+	       !(gfp & __GFP_NORETRY) && order <= 3 && out_of_memory(m, mm)) {
+		drain_all_pages(m);
+		pfn = rmqueue(m, mm, order);
+	}
 	if (pfn < 0)
 		return NULL;
 	prep_new_page(m, (uint64_t)pfn, order, gfp);

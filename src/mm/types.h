@@ -447,6 +447,8 @@ struct thps_machine {
 	uint32_t huge_zero_pfn;   /* the huge zero folio, NO_PFN while there is none;
 				     set and cleared under huge_zero_lock */
 	bool fail_counting;       /* armed by thps_fail_alloc() */
+	bool global_oom;          /* thps_set_global_oom: an order-0 allocation that
+				     reclaim cannot satisfy calls the OOM killer */
 	bool one_at_a_time;       /* tests: no fault runs (fault.c) and a zap
 				     frees each page before the next (memory.c) */
 	struct knobs knobs;

@@ -201,8 +201,7 @@ void replay_run_flush(struct replay *r)
 		r->run.n -= ok + 1;
 	}
 	r->run.n = 0;
-	if (__builtin_expect(r->res->limited, 0))
-		replay_oom_check(r);
+	replay_oom_check(r);
 }
 
 void replay_set_pending_brk(struct replay *r, struct replay_mm *mm)

@@ -149,11 +149,8 @@ void replay_mm_put(struct replay *r, struct replay_mm *mm, const char *why)
  */
 void replay_oom_check(struct replay *r)
 {
-	uint64_t kills;
+	uint64_t kills = thps_memcg_event(r->m, THPS_MEMCG_oom_kill);
 
-	if (!r->res->limited)
-		return;
-	kills = thps_memcg_event(r->m, THPS_MEMCG_oom_kill);
 	if (kills == r->oom_kills_seen)
 		return;
 	r->oom_kills_seen = kills;
@@ -307,6 +304,8 @@ static int replay_open(struct replay *r, const char *path, struct trace_reader *
 		snprintf(r->res->kernel, sizeof(r->res->kernel), "%s", v);
 	r->file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	e = thps_machine_new(&cfg, &r->m);
+	if (!e) /* a full machine OOM-kills, as Linux does (--ram) */
+		thps_set_global_oom(r->m, 1);
 	if (e) {
 		snprintf(err, errlen, "cannot create a simulated machine of %llu GiB",
 			 (unsigned long long)(cfg.ram_bytes >> 30));
@@ -416,8 +415,7 @@ static void replay_record(struct replay *r, struct trace_event *ev)
 		break;
 	}
 	khug_check_registered(r);
-	if (__builtin_expect(r->res->limited, 0))
-		replay_oom_check(r);
+	replay_oom_check(r);
 }
 
 /* After the last record (e < 0: the trace is cut short or damaged there):

@@ -230,3 +230,38 @@ TEST(memcg_high_reclaims_without_killing)
 	ASSERT_EQ(cg().events[THPS_MEMCG_oom_kill], 0);
 	texit(p);
 }
+
+/* The machine's own OOM killer (thps_set_global_oom): on a full machine an
+ * order-0 allocation that reclaim cannot satisfy kills the process with
+ * the most points and is tried again (out_of_memory); off, the fault
+ * fails with -ENOMEM as before. */
+TEST(memcg_the_global_oom_killer_when_the_machine_is_full)
+{
+	for (int on = 0; on < 2; on++) {
+		thps_proc *big, *small;
+		uint64_t a, b;
+		int err;
+
+		tmachine(32, "transparent_hugepage/enabled=never", NULL);
+		thps_set_global_oom(T, on);
+		big = tproc();
+		small = tproc();
+		a = tmmap_aligned(big, MB(20));
+		b = tmmap_aligned(small, MB(24));
+		twrite(big, a, MB(20), PAGE, 1);
+		err = touch(small, b, MB(24), PAGE);
+		tcheck();
+		if (!on) {
+			ASSERT_EQ(err, -ENOMEM);
+			ASSERT_EQ(thps_proc_oom_killed(big), 0);
+		} else {
+			ASSERT_EQ(err, 0);
+			ASSERT_EQ(thps_proc_oom_killed(big), 1);
+			ASSERT_EQ(fig(small, THPS_PROC_Anonymous), 24 * 1024);
+			ASSERT_EQ(cg().events[THPS_MEMCG_oom_kill], 1);
+			ASSERT_EQ(cg().events[THPS_MEMCG_oom], 0); /* not the cgroup's */
+		}
+		texit(big);
+		texit(small);
+	}
+}
