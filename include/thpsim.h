@@ -325,6 +325,15 @@ void thps_memcg_set_oom_group(thps_machine *m, int group);
  * -ENOMEM (the kernel's VM_FAULT_OOM).
  */
 void thps_set_global_oom(thps_machine *m, int on);
+/*
+ * A fresh machine's free memory made exactly blocks[o] free blocks of each
+ * order o = 0..n-1 (4 KiB to 4 MiB), as a real machine's /proc/buddyinfo
+ * counts them, the rest of its RAM held for good: how a fragmented or
+ * mostly reserved machine is modelled.  -EBUSY after the first process,
+ * -ENOSPC when the RAM is short of 2^(o+1) frames per block of order below
+ * 10 (2^10 for those) plus 4 MiB.
+ */
+int thps_shape_free(thps_machine *m, const uint64_t *blocks, int n);
 struct thps_memcg_stat {
 	uint64_t current_bytes;   /* memory.current: what is charged now */
 	uint64_t peak_bytes;      /* memory.peak: the most ever charged */

@@ -82,7 +82,7 @@ int cli_parse_format(const char *s, int *json)
 static const char *const value_options[] = {
 	"--set", "--format", "--ram", "--policy", "--svg", "-o", "--output", "--buffer",
 	"--limit", "--size", "--threads", "--seconds", "--repeat", "--procs", "--step",
-	"--memory-max", "--memory-high",
+	"--memory-max", "--memory-high", "--free-blocks",
 };
 
 int cli_bad_option(const char *cmd, const char *arg, const char *usage)

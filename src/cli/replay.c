@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim replay TRACE [TRACE]... [--set KNOB=VALUE]... [--format text|json|csv] "
-	"[--ram GiB] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
+	"[--ram GiB|SIZE] [--quiet] [--settle SECONDS] [--khugepaged on|off] [--sample-ms MS] "
 	"[--as-recorded] [--layouts N] [--layout-seed S] [--khugepaged-phase MS]\n"
 	"                     [--memory-max SIZE] [--memory-high SIZE] [--no-limit]\n"
 	"  --memory-max, --memory-high: the program's memory cgroup (cgroup v2) limits, in\n"
@@ -48,9 +48,38 @@ int replay_parse_common(int argc, char **argv, int *i, struct knob_sets *sets,
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--ram") && *i + 1 < argc) {
-		if (cli_parse_u64(argv[++*i], ram_gib) || !*ram_gib || *ram_gib > 4096)
-			return cli_usage("--ram takes GiB, 1 to 4096");
-		o->ram_bytes = *ram_gib << 30;
+		const char *v = argv[++*i];
+		uint64_t bytes;
+
+		/* a plain number is GiB; with K, M or G a size (a guest's free memory) */
+		if (!cli_parse_u64(v, ram_gib))
+			bytes = *ram_gib <= 4096 ? *ram_gib << 30 : 0;
+		else if (cli_parse_size(v, &bytes))
+			bytes = 0;
+		if (bytes < (16ULL << 20) || bytes > (4096ULL << 30))
+			return cli_usage("--ram takes GiB (1 to 4096), or a size with K, M or G from "
+					 "16M, not '%s'", v);
+		o->ram_bytes = bytes;
+		*ram_gib = bytes >> 30;
+		return 0;
+	}
+	if (!strcmp(argv[*i], "--free-blocks") && *i + 1 < argc) {
+		char *s = argv[++*i], *end;
+
+		o->nfree_blocks = 0;
+		while (*s) {
+			if (o->nfree_blocks == 11)
+				return cli_usage("--free-blocks takes at most 11 counts (orders 0 to 10)");
+			errno = 0;
+			o->free_blocks[o->nfree_blocks++] = strtoull(s, &end, 10);
+			if (end == s || errno || (*end && *end != ',') || *s == '-')
+				return cli_usage("--free-blocks takes counts of free blocks of order 0, "
+						 "1, ... as /proc/buddyinfo shows them, comma-separated, "
+						 "not '%s'", argv[*i]);
+			s = *end ? end + 1 : end;
+		}
+		if (!o->nfree_blocks)
+			return cli_usage("--free-blocks: no count");
 		return 0;
 	}
 	if (!strcmp(argv[*i], "--settle") && *i + 1 < argc) {

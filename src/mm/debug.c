@@ -396,6 +396,12 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 			pfn++;
 			continue;
 		}
+		if (PageReserved(page)) { /* held for good (thps_shape_free) */
+			if (e->use != USE_NONE || e->map)
+				return fail(c, "reserved frame %#llx is in use", (unsigned long long)pfn);
+			pfn++;
+			continue;
+		}
 		if (PageBuddy(page)) {
 			uint64_t nr = 1UL << page->order;
 

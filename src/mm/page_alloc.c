@@ -845,6 +845,58 @@ int page_alloc_init(struct thps_machine *m, uint64_t nr_frames)
 	return 0;
 }
 
+/*
+ * thps_shape_free: the machine's free memory made exactly blocks[o] free
+ * blocks of each order o, as /proc/buddyinfo counts a real machine's (a
+ * guest whose memory is fragmented, or mostly reserved as hugetlb pages);
+ * every other frame is taken out for good (PG_reserved, as memory the
+ * kernel holds).  A free block of order below the largest is laid beside
+ * a reserved buddy, so no two merge.  Before any process exists.
+ * -EBUSY once memory is in use, -ENOSPC when the machine is too small
+ * (it needs 2^(o+1) frames for each such block, past the first 4 MiB).
+ */
+int thps_shape_free(thps_machine *m, const uint64_t *blocks, int n)
+{
+	uint64_t need = 1UL << MAX_PAGE_ORDER, cursor;
+
+	if (n < 1 || n > NR_PAGE_ORDERS)
+		return -EINVAL;
+	for (int o = 0; o < n; o++)
+		need += blocks[o] << (o + (o < MAX_PAGE_ORDER));
+	if (need > m->nr_frames)
+		return -ENOSPC;
+	spin_lock(&m->zone.lock);
+	if (m->procs || m->zone.nr_free_pages != m->totalram_pages) {
+		spin_unlock(&m->zone.lock);
+		return -EBUSY;
+	}
+	/* everything taken: the lists emptied, the wilderness carved */
+	while (carve_wilderness(m))
+		;
+	for (int o = 0; o < NR_PAGE_ORDERS; o++)
+		while (m->zone.free_area[o].head != NO_PFN) {
+			uint32_t pfn = m->zone.free_area[o].head;
+
+			del_from_free_list(m, pfn, (unsigned)o);
+			for (uint64_t i = 0; i < (1UL << o); i++)
+				SetPageReserved(pfn_to_page(m, pfn + i));
+		}
+	m->zone.nr_free_pages = 0;
+	/* then the blocks given back, the largest first, past the first
+	 * max-order block (the zero page's) */
+	cursor = 1UL << MAX_PAGE_ORDER;
+	for (int o = n - 1; o >= 0; o--)
+		for (uint64_t k = 0; k < blocks[o]; k++) {
+			for (uint64_t i = 0; i < (1UL << o); i++)
+				ClearPageReserved(pfn_to_page(m, cursor + i));
+			add_to_free_list(m, (uint32_t)cursor, (unsigned)o);
+			m->zone.nr_free_pages += 1UL << o;
+			cursor += 1UL << (o + (o < MAX_PAGE_ORDER));
+		}
+	spin_unlock(&m->zone.lock);
+	return 0;
+}
+
 void page_alloc_exit(struct thps_machine *m)
 {
 	if (m->ram)

@@ -303,9 +303,25 @@ static int replay_open(struct replay *r, const char *path, struct trace_reader *
 	if ((v = trace_header_get(&tr->header, "kernel")))
 		snprintf(r->res->kernel, sizeof(r->res->kernel), "%s", v);
 	r->file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (r->o->nfree_blocks) {
+		/* room for every block beside a reserved buddy, and 4 MiB */
+		uint64_t frames = 2048;
+
+		for (int k = 0; k < r->o->nfree_blocks; k++)
+			frames += r->o->free_blocks[k] << (k + (k < 10));
+		cfg.ram_bytes = frames << 12;
+	}
 	e = thps_machine_new(&cfg, &r->m);
 	if (!e) /* a full machine OOM-kills, as Linux does (--ram) */
 		thps_set_global_oom(r->m, 1);
+	if (!e && r->o->nfree_blocks &&
+	    (e = thps_shape_free(r->m, r->o->free_blocks, r->o->nfree_blocks))) {
+		snprintf(err, errlen, "--free-blocks: %s", strerror(-e));
+		thps_machine_free(r->m);
+		r->m = NULL;
+		trace_reader_close(tr);
+		return e;
+	}
 	if (e) {
 		snprintf(err, errlen, "cannot create a simulated machine of %llu GiB",
 			 (unsigned long long)(cfg.ram_bytes >> 30));

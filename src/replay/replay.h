@@ -244,6 +244,10 @@ struct replay_opts {
 	 * no_limit */
 	int limit_set, no_limit;
 	uint64_t memory_max, memory_high;
+	/* --free-blocks: the machine's free memory, blocks of each order 0..10
+	 * as /proc/buddyinfo counts them (thps_shape_free); its RAM follows */
+	int nfree_blocks;
+	uint64_t free_blocks[11];
 	uint64_t sample_every_ms; /* --sample-ms: also a point of every series at each
 				     multiple of this much trace time (never thinned);
 				     0: none */

@@ -265,3 +265,35 @@ TEST(memcg_the_global_oom_killer_when_the_machine_is_full)
 		texit(small);
 	}
 }
+
+/* thps_shape_free: the free memory of a fragmented machine, block by block
+ * as /proc/buddyinfo counts it.  A THP fault takes a free block of order 9
+ * or more (no compaction for a fault under defrag=madvise), so 5 blocks of
+ * order 9 and 2 of order 10 give 9 THPs, and the faults after them fall
+ * back to 4 KiB pages from the small blocks; the global OOM killer acts
+ * when every block is used. */
+TEST(memcg_a_shaped_machine_gives_as_many_thps_as_its_large_blocks)
+{
+	uint64_t blocks[11] = { 300, 0, 0, 0, 0, 0, 0, 0, 0, 5, 2 };
+	thps_proc *p;
+	uint64_t a;
+	int err;
+
+	tmachine(64, "transparent_hugepage/enabled=always", NULL);
+	ASSERT_EQ(thps_shape_free(T, blocks, 11), 0);
+	tcheck();
+	ASSERT_EQ(tmeminfo(THPS_MEM_MemFree), 300 * 4 + 5 * 2048 + 2 * 4096);
+	ASSERT_EQ(thps_shape_free(T, blocks, 11), -EBUSY);
+	thps_set_global_oom(T, 1);
+	p = tproc();
+	a = tmmap_aligned(p, MB(64));
+	err = touch(p, a, MB(64), KB(64));
+	tcheck();
+	ASSERT_EQ(vm_delta(THPS_VM_thp_fault_alloc), 9);
+	ASSERT(vm_delta(THPS_VM_thp_fault_fallback) > 0);
+	ASSERT_EQ(err, -EINTR); /* the machine's OOM killer took it */
+	texit(p);
+	tmachine(16, NULL);
+	blocks[10] = 100;
+	ASSERT_EQ(thps_shape_free(T, blocks, 11), -ENOSPC);
+}

@@ -964,3 +964,23 @@ TEST(replay_uses_the_recorded_cgroup_limit)
 	}
 	unlink(P);
 }
+
+/* --free-blocks: the replay's machine with a fragmented machine's free
+ * memory (thps_shape_free): 3 free blocks of 2 MiB and 500 pages give 3
+ * THPs; the other faults take 4 KiB pages, as on a machine without
+ * compaction for the fault; when those are gone the machine's OOM killer
+ * ends the program. */
+TEST(replay_free_blocks_shape_the_machine)
+{
+	struct replay_opts o = { .nfree_blocks = 10, .free_blocks = { 500, 0, 0, 0, 0, 0, 0, 0, 0, 3 } };
+
+	tbegin("blocks");
+	tsys(9, (int64_t)A, 0, 64ULL << 20, RW, ANON_PRIVATE);
+	tfaults(A, 64ULL << 20, 64 << 10, 1);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(knob_sets_add(&o.knobs, "transparent_hugepage/enabled=always"));
+	treplay_opts(&o);
+	ASSERT_EQ(R.vm[THPS_VM_thp_fault_alloc], 3);
+	ASSERT(R.vm[THPS_VM_thp_fault_fallback] > 0);
+	ASSERT_EQ(tmm(PID, 0)->oom_killed, 1);
+}
