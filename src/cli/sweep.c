@@ -488,6 +488,24 @@ static int read_plan(const char *path, struct plan *pl)
 	return 0;
 }
 
+/* A command's PLAN read, and its results directory (default PLAN.results,
+ * in defdir): 0, or 2 after a message. */
+static int open_plan(const char *cmd, const char *plan, struct plan *pl, const char **dir,
+		     char *defdir, size_t len)
+{
+	int rc;
+
+	if (!plan)
+		return cli_usage("%s: no PLAN\n%s", cmd, usage_text);
+	if ((rc = read_plan(plan, pl)))
+		return rc;
+	if (!*dir) {
+		snprintf(defdir, len, "%s.results", plan);
+		*dir = defdir;
+	}
+	return 0;
+}
+
 /* ---- running a job ---- */
 
 static void result_path(const char *dir, const struct job *jb, char *out, size_t len)
@@ -698,14 +716,8 @@ static int sweep_run(int argc, char **argv)
 			return cli_usage("sweep run: one PLAN\n%s", usage_text);
 		}
 	}
-	if (!plan)
-		return cli_usage("sweep run: no PLAN\n%s", usage_text);
-	if ((rc = read_plan(plan, &pl)))
+	if ((rc = open_plan("sweep run", plan, &pl, &dir, defdir, sizeof(defdir))))
 		return rc;
-	if (!dir) {
-		snprintf(defdir, sizeof(defdir), "%s.results", plan);
-		dir = defdir;
-	}
 	if (all) {
 		struct all_ctx c = { .pl = &pl, .dir = dir, .lock = PTHREAD_MUTEX_INITIALIZER,
 				     .missing_only = missing };
@@ -979,14 +991,8 @@ static int sweep_merge(int argc, char **argv)
 			return cli_usage("sweep merge: PLAN [DIR]\n%s", usage_text);
 		}
 	}
-	if (!plan)
-		return cli_usage("sweep merge: no PLAN\n%s", usage_text);
-	if ((rc = read_plan(plan, &pl)))
+	if ((rc = open_plan("sweep merge", plan, &pl, &dir, defdir, sizeof(defdir))))
 		return rc;
-	if (!dir) {
-		snprintf(defdir, sizeof(defdir), "%s.results", plan);
-		dir = defdir;
-	}
 	res = calloc((size_t)pl.n, sizeof(*res));
 	gid = calloc((size_t)pl.n, sizeof(*gid));
 	if (!res || !gid) {

@@ -212,7 +212,7 @@ access_page(struct mm_struct *mm, uint64_t addr, bool write, bool symbolic, uint
 		ret = handle_mm_fault_pmd(vma, addr, (write ? FAULT_FLAG_WRITE : 0) | FAULT_FLAG_USER,
 					  pmd);
 		if (ret & VM_FAULT_OOM)
-			return mm->flags & (1UL << MMF_OOM_VICTIM) ? -EINTR : -ENOMEM;
+			return mm_flag_test(mm, MMF_OOM_VICTIM) ? -EINTR : -ENOMEM;
 		if (ret & VM_FAULT_SIGSEGV)
 			return -EFAULT;
 	}

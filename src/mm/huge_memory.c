@@ -372,11 +372,7 @@ static vm_fault_t do_huge_pmd_wp_zero_page_fallback(struct vm_fault *vmf)
 	struct page *pgtable;
 	pte_t *ptes;
 
-	folio = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO, 0);
-	if (folio && mem_cgroup_charge_folio(folio, mm, GFP_KERNEL)) {
-		folio_put(m, mm, folio);
-		folio = NULL;
-	}
+	folio = folio_prealloc(mm, GFP_HIGHUSER_MOVABLE | __GFP_ZERO);
 	if (!folio)
 		return VM_FAULT_OOM;
 	pmd_clear(vmf->pmd);
@@ -441,11 +437,7 @@ static vm_fault_t do_huge_pmd_wp_copy(struct vm_fault *vmf, struct folio *old)
 		pte_t *ptes;
 
 		for (int i = 0; i < HPAGE_PMD_NR; i++) {
-			pages[i] = folio_alloc(m, mm, GFP_HIGHUSER_MOVABLE, 0);
-			if (pages[i] && mem_cgroup_charge_folio(pages[i], mm, GFP_KERNEL)) {
-				folio_put(m, mm, pages[i]);
-				pages[i] = NULL;
-			}
+			pages[i] = folio_prealloc(mm, GFP_HIGHUSER_MOVABLE);
 			if (!pages[i]) {
 				while (i--)
 					folio_put(m, mm, pages[i]);

@@ -594,6 +594,9 @@ int mem_cgroup_charge_bulk(struct thps_machine *m, struct page **pages, int n);
 /* kmem: a page table's (to the stock), else a folio's. */
 void mem_cgroup_uncharge(struct thps_machine *m, uint64_t nr, bool kmem);
 bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held);
+/* folio_prealloc (memory.c): an order-0 folio, allocated and charged
+ * (GFP_KERNEL: reclaim, retries, the OOM killer); NULL is VM_FAULT_OOM. */
+struct folio *folio_prealloc(struct mm_struct *mm, gfp_t gfp);
 /* The machine's OOM killer (totalpages: its RAM). */
 bool out_of_memory(struct thps_machine *m, struct mm_struct *held);
 
@@ -601,6 +604,17 @@ bool out_of_memory(struct thps_machine *m, struct mm_struct *held);
 void dump_page(struct thps_machine *m, const struct page *page);
 void dump_vma(const struct vm_area_struct *vma);
 void dump_mm(const struct mm_struct *mm);
+
+/* mm->flags bits (MMF_*) another process may set (the OOM killer marks
+ * its victim without the victim's lock): atomic. */
+static inline bool mm_flag_test(const struct mm_struct *mm, int bit)
+{
+	return __atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1UL << bit);
+}
+static inline void mm_flag_set(struct mm_struct *mm, int bit)
+{
+	__atomic_fetch_or(&mm->flags, 1UL << bit, __ATOMIC_RELAXED);
+}
 
 static inline void mm_lock(struct mm_struct *mm)
 {

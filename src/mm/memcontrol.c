@@ -223,7 +223,7 @@ static void try_to_free_mem_cgroup_pages(struct thps_machine *m, struct mm_struc
 /* The process whose fault charges has been chosen by the OOM killer. */
 static bool task_is_dying(const struct mm_struct *mm)
 {
-	return mm && (__atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1UL << MMF_OOM_VICTIM));
+	return mm && mm_flag_test(mm, MMF_OOM_VICTIM);
 }
 
 /*

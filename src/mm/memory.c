@@ -75,9 +75,7 @@ static bool pte_range_none(pte_t *pte, int nr)
 	return true;
 }
 
-/* folio_prealloc: an order-0 folio, allocated and charged (GFP_KERNEL:
- * reclaim, retries, the OOM killer); NULL is VM_FAULT_OOM. */
-static struct folio *folio_prealloc(struct mm_struct *mm, gfp_t gfp)
+struct folio *folio_prealloc(struct mm_struct *mm, gfp_t gfp)
 {
 	struct folio *folio = folio_alloc(mm->m, mm, gfp, 0);
 

@@ -30,23 +30,13 @@
 #define OOM_SCORE_ADJ_MIN (-1000)
 #define OOM_SCORE_ADJ_MAX 1000
 
-static bool mm_flag(const struct mm_struct *mm, int bit)
-{
-	return __atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1UL << bit);
-}
-
-static void mm_set_flag(struct mm_struct *mm, int bit)
-{
-	__atomic_fetch_or(&mm->flags, 1UL << bit, __ATOMIC_RELAXED);
-}
-
 /* oom_badness: LONG_MIN for a process that may not be chosen. */
 static int64_t oom_badness(const struct thps_proc *p, uint64_t totalpages)
 {
 	const struct mm_struct *mm = &p->mm;
 
-	if (p->oom_score_adj == OOM_SCORE_ADJ_MIN || mm_flag(mm, MMF_OOM_SKIP) ||
-	    mm_flag(mm, MMF_OOM_VICTIM))
+	if (p->oom_score_adj == OOM_SCORE_ADJ_MIN || mm_flag_test(mm, MMF_OOM_SKIP) ||
+	    mm_flag_test(mm, MMF_OOM_VICTIM))
 		return INT64_MIN;
 	return get_mm_rss(mm) + READ_ONCE(mm->pgtables_bytes) / (int64_t)PAGE_SIZE +
 	       (int64_t)p->oom_score_adj * (int64_t)(totalpages / 1000);
@@ -57,14 +47,14 @@ static void oom_reap_task_mm(struct mm_struct *mm)
 {
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next)
 		zap_page_range_vma(vma, vma->vm_start, vma->vm_end, false);
-	mm_set_flag(mm, MMF_OOM_SKIP);
+	mm_flag_set(mm, MMF_OOM_SKIP);
 }
 
 /* Mark p and reap it unless it is "held" (the charging process: its own
  * fault fails and it dies on the way out) or busy. */
 static void oom_kill_one(struct thps_machine *m, struct thps_proc *p, struct mm_struct *held)
 {
-	mm_set_flag(&p->mm, MMF_OOM_VICTIM);
+	mm_flag_set(&p->mm, MMF_OOM_VICTIM);
 	__atomic_fetch_add(&m->memcg.events[THPS_MEMCG_oom_kill], 1, __ATOMIC_RELAXED);
 	if (&p->mm == held)
 		return; /* its fault fails, and it exits on the way out */
@@ -105,7 +95,7 @@ static bool oom_kill(struct thps_machine *m, struct mm_struct *held, uint64_t to
 	if (victim && !group)
 		oom_kill_one(m, victim, held);
 	for (struct thps_proc *p = m->procs; victim && group && p; p = p->next)
-		if (!mm_flag(&p->mm, MMF_OOM_VICTIM) && p->oom_score_adj != OOM_SCORE_ADJ_MIN)
+		if (!mm_flag_test(&p->mm, MMF_OOM_VICTIM) && p->oom_score_adj != OOM_SCORE_ADJ_MIN)
 			oom_kill_one(m, p, held);
 	spin_unlock(&memcg->lock);
 	spin_unlock(&m->proc_lock);
@@ -126,7 +116,7 @@ bool mem_cgroup_out_of_memory(struct thps_machine *m, struct mm_struct *held)
  * (task_will_free_mem), or another is chosen among all. */
 bool out_of_memory(struct thps_machine *m, struct mm_struct *held)
 {
-	if (held && mm_flag(held, MMF_OOM_VICTIM))
+	if (held && mm_flag_test(held, MMF_OOM_VICTIM))
 		return false;
 	return oom_kill(m, held, m->totalram_pages ? m->totalram_pages : 1);
 }
@@ -138,7 +128,7 @@ void thps_set_global_oom(thps_machine *m, int on)
 
 int thps_proc_oom_killed(const thps_proc *p)
 {
-	return mm_flag(&p->mm, MMF_OOM_VICTIM);
+	return mm_flag_test(&p->mm, MMF_OOM_VICTIM);
 }
 
 int thps_set_oom_score_adj(thps_proc *p, int adj)
