@@ -454,6 +454,17 @@ struct thps_range_stats {
 };
 int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out);
 
+/*
+ * The order of the folio each page of [start, end) (page-aligned) is
+ * mapped from, into orders[(addr - start) >> 12], as tools/mm/thpmaps
+ * reads pagemap and kpageflags: 0 a small page, 2..8 an mTHP folio (PTE-
+ * mapped), 9 the PMD size (by the PMD, or by PTEs after a PMD split);
+ * THPS_NO_FOLIO where nothing with a struct page is mapped (no entry, the
+ * zero pages).  For the coverage of each folio size.
+ */
+#define THPS_NO_FOLIO 0xff
+int thps_folio_orders(thps_proc *p, uint64_t start, uint64_t end, uint8_t *orders);
+
 /* Page state at one address, as /proc/PID/pagemap and kpageflags show it. */
 struct thps_pageinfo {
 	int present;       /* mapped */

@@ -322,3 +322,61 @@ int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_ran
 	mm_unlock(mm);
 	return 0;
 }
+
+/*
+ * thps_folio_orders: what tools/mm/thpmaps reads from /proc/PID/pagemap and
+ * /proc/PID/kpageflags, page by page: the order of the folio each page of
+ * [start, end) is mapped from, whether a PMD or a PTE maps it, and
+ * THPS_NO_FOLIO where nothing with a struct page is (no entry, the zero
+ * pages, outside every VMA).
+ */
+struct orders_walk {
+	uint8_t *orders;
+	uint64_t start, end;
+};
+
+static int orders_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg)
+{
+	struct orders_walk *w = arg;
+	uint64_t stop = ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE;
+
+	if (stop > w->end)
+		stop = w->end;
+	if (vm_normal_page_pmd(vma, pmd))
+		memset(w->orders + ((addr - w->start) >> PAGE_SHIFT), HPAGE_PMD_ORDER,
+		       (stop - addr) >> PAGE_SHIFT);
+	return 0;
+}
+
+static int orders_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+{
+	struct orders_walk *w = arg;
+	struct page *page = vm_normal_page(vma, pte);
+
+	if (page)
+		w->orders[(addr - w->start) >> PAGE_SHIFT] =
+			(uint8_t)folio_order(page_folio(vma->vm_mm->m, page));
+	return 0;
+}
+
+int thps_folio_orders(thps_proc *p, uint64_t start, uint64_t end, uint8_t *orders)
+{
+	static const struct mm_walk_ops ops = { orders_pmd_entry, orders_pte_entry };
+	struct mm_struct *mm = &p->mm;
+	struct orders_walk w = { orders, start, end };
+
+	if (start >= end || (start | end) & ~PAGE_MASK)
+		return -EINVAL;
+	memset(orders, THPS_NO_FOLIO, (end - start) >> PAGE_SHIFT);
+	mm_lock(mm);
+	for (struct vm_area_struct *vma = find_vma(mm, start); vma && vma->vm_start < end;
+	     vma = vma->vm_next) {
+		uint64_t s = vma->vm_start > start ? vma->vm_start : start;
+		uint64_t e = vma->vm_end < end ? vma->vm_end : end;
+
+		w.end = e;
+		walk_page_range_vma(vma, s, e, &ops, &w);
+	}
+	mm_unlock(mm);
+	return 0;
+}

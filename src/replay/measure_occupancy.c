@@ -19,6 +19,13 @@
  * over time, at each sample of the series: the touched pages of the live
  * address spaces, and those in ranges a PMD maps (a THP, or the huge zero
  * page for pages only read).
+ *
+ * The mTHP coverage: of the touched pages, those a PTE maps from a large
+ * folio below the PMD size (a 64K folio faulted in whole, say), by the
+ * folio's size, page by page (an mTHP folio need not fill its range, nor
+ * every page of it be touched).  Only while the machine holds mTHP folios
+ * (hugepages-<size>kB/stats/nr_anon): otherwise none can be mapped, and
+ * the ranges are not walked.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -204,13 +211,52 @@ static int pmd_mapped(struct replay_mm *mm, const struct occ_range *e)
 	return !thps_pageinfo(mm->proc, first_touched(e), &pi) && pi.present && pi.huge;
 }
 
-static void occ_histogram(struct replay_mm *mm, struct replay_occupancy *out)
+/* Does the machine hold any mTHP folio (orders below the PMD's)? */
+static int mthp_live(thps_machine *m)
+{
+	uint64_t st[THPS_NR_MTHP_STATS];
+
+	for (int order = THPS_MTHP_MIN_ORDER; order < REPLAY_MTHP_ORDERS; order++)
+		if (!thps_mthp_stats(m, order, st) && st[THPS_MTHP_nr_anon])
+			return 1;
+	return 0;
+}
+
+/* Of range e's touched pages, those mapped from mTHP folios, into kb by
+ * the folio's order. */
+static void mthp_touched(struct replay_mm *mm, const struct occ_range *e,
+			 uint64_t kb[REPLAY_MTHP_ORDERS])
+{
+	uint8_t order[RANGE_PAGES];
+	uint64_t base = (e->key - 1) << RANGE_SHIFT;
+
+	if (thps_folio_orders(mm->proc, base, base + (RANGE_PAGES << 12), order))
+		return;
+	for (unsigned p = 0; p < RANGE_PAGES; p++)
+		if (order[p] && order[p] < REPLAY_MTHP_ORDERS && (e->touched[p / 64] >> (p % 64) & 1))
+			kb[order[p]] += 4;
+}
+
+/* Range e's touched pages in huge mappings: in a range a PMD maps, or
+ * (mthp set) page by page in mTHP folios. */
+static void covered(struct replay_mm *mm, const struct occ_range *e, int mthp, uint64_t *huge_kb,
+		    uint64_t mthp_kb[REPLAY_MTHP_ORDERS])
+{
+	if (pmd_mapped(mm, e))
+		*huge_kb += 4ULL * e->nt;
+	else if (mthp)
+		mthp_touched(mm, e, mthp_kb);
+}
+
+static void occ_histogram(struct replay *r, struct replay_mm *mm, struct replay_occupancy *out)
 {
 	const struct occ_ranges *o = mm->occ;
+	int mthp;
 
 	memset(out, 0, sizeof(*out));
 	if (!o)
 		return;
+	mthp = mthp_live(r->m);
 	for (uint64_t i = 0; i < o->cap; i++) {
 		const struct occ_range *e = &o->v[i];
 		int kind;
@@ -221,8 +267,7 @@ static void occ_histogram(struct replay_mm *mm, struct replay_occupancy *out)
 		out->ranges[kind][0][bucket(e->nt)]++;
 		if (e->nw)
 			out->ranges[kind][1][bucket(e->nw)]++;
-		if (pmd_mapped(mm, e))
-			out->touched_huge_kb += 4ULL * e->nt;
+		covered(mm, e, mthp, &out->touched_huge_kb, out->touched_mthp_kb);
 	}
 	out->touched_kb = 4 * o->touched;
 	out->written_kb = 4 * o->written;
@@ -238,6 +283,8 @@ static void occ_add(struct replay_occupancy *to, const struct replay_occupancy *
 	to->touched_kb += f->touched_kb;
 	to->written_kb += f->written_kb;
 	to->touched_huge_kb += f->touched_huge_kb;
+	for (int i = 0; i < REPLAY_MTHP_ORDERS; i++)
+		to->touched_mthp_kb[i] += f->touched_mthp_kb[i];
 }
 
 void replay_occupancy_sum(const struct replay_result *res, int peak, struct replay_occupancy *out)
@@ -322,9 +369,8 @@ static void occ_mapping(struct replay *r, struct replay_mm *mm, const struct rep
  * last by over 1/64 (as the mappings measure takes its own). */
 static void occ_freeing(struct replay *r, struct replay_mm *mm)
 {
-	(void)r;
 	if (mm->occ && mm->occ->touched > mm->occ->peak_touched + (mm->occ->peak_touched >> 6)) {
-		occ_histogram(mm, &mm->occ_peak);
+		occ_histogram(r, mm, &mm->occ_peak);
 		mm->occ->peak_touched = mm->occ->touched;
 	}
 }
@@ -352,7 +398,7 @@ static void occ_tick(struct replay *r, uint64_t idx)
 	struct replay_result *res = r->res;
 	struct replay_coverage_point pt = { .t_ns = r->now_ns, .idx = idx };
 	struct replay_coverage *c = &res->coverage;
-	int k = 0;
+	int k = 0, mthp = mthp_live(r->m);
 
 	for (int i = 0; i < res->nmms; i++) {
 		struct replay_mm *mm = res->mms[i];
@@ -361,8 +407,9 @@ static void occ_tick(struct replay *r, uint64_t idx)
 			continue;
 		pt.touched_kb += 4 * mm->occ->touched;
 		for (uint64_t j = 0; j < mm->occ->cap; j++)
-			if (mm->occ->v[j].nt && pmd_mapped(mm, &mm->occ->v[j]))
-				pt.touched_huge_kb += 4ULL * mm->occ->v[j].nt;
+			if (mm->occ->v[j].nt)
+				covered(mm, &mm->occ->v[j], mthp, &pt.touched_huge_kb,
+					pt.touched_mthp_kb);
 	}
 	if (c->n == c->cap) {
 		int cap = c->cap ? c->cap * 2 : 64;
@@ -384,8 +431,7 @@ static void occ_tick(struct replay *r, uint64_t idx)
 
 static void occ_mm_end(struct replay *r, struct replay_mm *mm)
 {
-	(void)r;
-	occ_histogram(mm, &mm->occ_final);
+	occ_histogram(r, mm, &mm->occ_final);
 	if (mm->occ && mm->occ->touched > mm->occ->peak_touched) {
 		mm->occ_peak = mm->occ_final;
 		mm->occ->peak_touched = mm->occ->touched;
@@ -411,6 +457,43 @@ static const char *const bucket_names[REPLAY_OCC_BUCKETS] = {
 	"1-64", "65-128", "129-192", "193-256", "257-320", "321-384", "385-448", "449-511", "512"
 };
 
+const char *replay_folio_size_name(int order, char *buf, size_t len)
+{
+	uint64_t kb = 4ULL << order;
+
+	if (kb >= 1024)
+		snprintf(buf, len, "%" PRIu64 "M", kb >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64 "K", kb);
+	return buf;
+}
+
+/* kb by folio order, as an object keyed by size: the sizes in mask only
+ * (bit order), nothing when mask is empty. */
+static void json_mthp(struct json *j, const uint64_t kb[REPLAY_MTHP_ORDERS], unsigned mask)
+{
+	char name[16];
+
+	if (!mask)
+		return;
+	json_begin_object(j, "touched_in_mthp_kB");
+	for (int order = 1; order < REPLAY_MTHP_ORDERS; order++)
+		if (mask >> order & 1)
+			json_uint(j, replay_folio_size_name(order, name, sizeof(name)), kb[order]);
+	json_end_object(j);
+}
+
+/* The orders kb has any of, as a mask. */
+static unsigned mthp_mask(const uint64_t kb[REPLAY_MTHP_ORDERS])
+{
+	unsigned mask = 0;
+
+	for (int order = 1; order < REPLAY_MTHP_ORDERS; order++)
+		if (kb[order])
+			mask |= 1U << order;
+	return mask;
+}
+
 /* The figures, and with ranges the histograms by kind. */
 static void json_occupancy(struct json *j, const char *key, const struct replay_occupancy *o,
 			   int ranges)
@@ -419,6 +502,7 @@ static void json_occupancy(struct json *j, const char *key, const struct replay_
 	json_uint(j, "touched_kB", o->touched_kb);
 	json_uint(j, "written_kB", o->written_kb);
 	json_uint(j, "touched_in_pmd_kB", o->touched_huge_kb);
+	json_mthp(j, o->touched_mthp_kb, mthp_mask(o->touched_mthp_kb));
 	if (!ranges) {
 		json_end_object(j);
 		return;
@@ -456,7 +540,10 @@ static void occ_json_mm(struct json *j, const struct replay_mm *mm)
 static void occ_json(struct json *j, const struct replay_result *res)
 {
 	struct replay_occupancy o;
+	unsigned mask = 0;
 
+	for (int i = 0; i < res->coverage.n; i++)
+		mask |= mthp_mask(res->coverage.p[i].touched_mthp_kb);
 	json_begin_object(j, "occupancy");
 	replay_occupancy_sum(res, 0, &o);
 	json_occupancy(j, "final", &o, 1);
@@ -469,6 +556,8 @@ static void occ_json(struct json *j, const struct replay_result *res)
 		json_double(j, "t_s", (double)res->coverage.p[i].t_ns * 1e-9);
 		json_uint(j, "touched_kB", res->coverage.p[i].touched_kb);
 		json_uint(j, "touched_in_pmd_kB", res->coverage.p[i].touched_huge_kb);
+		/* every point the sizes of any, so that each has the same keys */
+		json_mthp(j, res->coverage.p[i].touched_mthp_kb, mask);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -496,6 +585,15 @@ static void occ_text(FILE *f, const struct replay_result *res)
 		for (int b = 0; b < REPLAY_OCC_BUCKETS; b++)
 			fprintf(f, " %8" PRIu64, total[w][b]);
 		fprintf(f, "\n");
+	}
+	for (int order = 1; order < REPLAY_MTHP_ORDERS; order++) {
+		char name[16];
+
+		if (o.touched_mthp_kb[order])
+			fprintf(f, "  in %s folios (mTHP, PTE-mapped): %" PRIu64 " kB, %.1f%% of the "
+				   "touched\n", replay_folio_size_name(order, name, sizeof(name)),
+				o.touched_mthp_kb[order],
+				100.0 * (double)o.touched_mthp_kb[order] / (double)o.touched_kb);
 	}
 }
 

@@ -47,11 +47,20 @@ struct replay_point {
 	uint64_t anon_pages_kb, mem_anon_huge_kb;
 };
 
+/* The touched pages in mTHP folios (PTE-mapped large folios below the PMD
+ * size) are counted by the folio's order: index 1..REPLAY_MTHP_ORDERS-1,
+ * 8 KiB to 1 MiB. */
+#define REPLAY_MTHP_ORDERS THPS_MTHP_MAX_ORDER
+/* "64K", "1M": the folio size of an order, as the table and JSON keys
+ * name it. */
+const char *replay_folio_size_name(int order, char *buf, size_t len);
+
 /* The coverage over time (measure_occupancy.c): at each sample, the pages
  * the live processes touched and still map, and of them those a PMD maps. */
 struct replay_coverage_point {
 	uint64_t t_ns, idx;
 	uint64_t touched_kb, touched_huge_kb;
+	uint64_t touched_mthp_kb[REPLAY_MTHP_ORDERS]; /* by folio order, as in replay_occupancy */
 };
 struct replay_coverage {
 	struct replay_coverage_point *p;
@@ -141,12 +150,15 @@ struct replay_mappings {
  * (1-64, ..., 449-511) and one for all 512, by the kind of the mapping at
  * the range's first touched page; with the touched and written kB and, of
  * the touched, how much a PMD maps (a THP or the huge zero page: the
- * coverage of what the program touched).
+ * coverage of what the program touched) and how much mTHP folios of each
+ * size map.
  */
 #define REPLAY_OCC_BUCKETS 9
 struct replay_occupancy {
 	uint64_t ranges[REPLAY_NR_MAP_KINDS][2][REPLAY_OCC_BUCKETS]; /* [kind][written][bucket] */
 	uint64_t touched_kb, written_kb, touched_huge_kb;
+	/* of the touched, in mTHP folios, by order (index 1..8; 0 unused) */
+	uint64_t touched_mthp_kb[REPLAY_MTHP_ORDERS];
 };
 struct occ_ranges;
 struct replay_xlat;
