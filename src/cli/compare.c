@@ -464,12 +464,31 @@ static void print_kinds(struct policy *pol, int n)
 struct verdict {
 	int64_t extra_peak_kb, extra_final_kb;
 	double cover_peak, cover_mean;    /* % of the touched memory a PMD maps */
+	/* % of it in mTHP folios: all sizes ([0]) and each order's */
+	double mthp_peak[REPLAY_MTHP_ORDERS], mthp_mean[REPLAY_MTHP_ORDERS];
+	int mthp;                         /* any mTHP coverage */
 	uint64_t zeroed_kb, splits, collapses, fallbacks;
 };
 
-/* The touched memory's share in PMD mappings, averaged over the trace's
- * time (each sample holds until the next). */
-static double coverage_mean(const struct replay_coverage *c)
+/* Of a point's (or a peak's) touched kB, those in PMD mappings (order
+ * -1), in mTHP folios of every size (0) or of one order. */
+static uint64_t covered_kb(uint64_t huge, const uint64_t mthp[REPLAY_MTHP_ORDERS], int order)
+{
+	uint64_t kb = 0;
+
+	if (order < 0)
+		return huge;
+	if (order)
+		return mthp[order];
+	for (int i = 1; i < REPLAY_MTHP_ORDERS; i++)
+		kb += mthp[i];
+	return kb;
+}
+
+/* The touched memory's share in PMD mappings (order -1) or mTHP folios
+ * (covered_kb's order), averaged over the trace's time (each sample
+ * holds until the next). */
+static double coverage_mean(const struct replay_coverage *c, int order)
 {
 	double sum = 0, span = 0;
 
@@ -478,7 +497,9 @@ static double coverage_mean(const struct replay_coverage *c)
 
 		if (!c->p[i].touched_kb || dt <= 0)
 			continue;
-		sum += dt * (double)c->p[i].touched_huge_kb / (double)c->p[i].touched_kb;
+		sum += dt *
+		       (double)covered_kb(c->p[i].touched_huge_kb, c->p[i].touched_mthp_kb, order) /
+		       (double)c->p[i].touched_kb;
 		span += dt;
 	}
 	return span > 0 ? 100.0 * sum / span : 0.0;
@@ -494,7 +515,12 @@ static void verdict_of(const struct policy *pol, int k, struct verdict *v)
 	v->extra_final_kb = (int64_t)r->final_meminfo[THPS_MEM_AnonPages] -
 			    (int64_t)b->final_meminfo[THPS_MEM_AnonPages];
 	v->cover_peak = share(o.touched_huge_kb, o.touched_kb);
-	v->cover_mean = coverage_mean(&r->coverage);
+	v->cover_mean = coverage_mean(&r->coverage, -1);
+	for (int order = 0; order < REPLAY_MTHP_ORDERS; order++) {
+		v->mthp_peak[order] = share(covered_kb(0, o.touched_mthp_kb, order), o.touched_kb);
+		v->mthp_mean[order] = coverage_mean(&r->coverage, order);
+	}
+	v->mthp = v->mthp_peak[0] > 0 || v->mthp_mean[0] > 0;
 	v->zeroed_kb = 0;
 	for (int i = 0; i < REPLAY_NR_WORK; i++)
 		if (i != REPLAY_WORK_thp_collapse_alloc)
@@ -506,21 +532,69 @@ static void verdict_of(const struct policy *pol, int k, struct verdict *v)
 		v->fallbacks += r->work[i].count;
 }
 
-static void print_verdict(struct policy *pol, int n)
+/* Does any policy have touched memory in mTHP folios?  Then the verdict
+ * has its columns, and the orders any has in *orders. */
+static int any_mthp(const struct policy *pol, int n, unsigned *orders)
 {
-	printf("\nthe verdict, per policy: cost (extra Anon against %s), benefit (of the memory the "
-	       "program\ntouched, the share a PMD maps: at the peak, and over time), work (kB "
-	       "allocated at faults,\nsplits of PMDs and THPs, collapses, fallbacks)\n",
-	       pol[0].name);
-	printf("%-16s %12s %12s %9s %9s %12s %8s %9s %9s\n", "policy", "extra peak", "extra final",
-	       "cover pk", "cover avg", "zeroed kB", "splits", "collapses", "fallbacks");
+	int any = 0;
+
+	*orders = 0;
 	for (int k = 0; k < n; k++) {
 		struct verdict v;
 
 		verdict_of(pol, k, &v);
-		printf("%-16.16s %12" PRId64 " %12" PRId64 " %8.1f%% %8.1f%% %12" PRIu64 " %8" PRIu64
-		       " %9" PRIu64 " %9" PRIu64 "\n", pol[k].name, v.extra_peak_kb, v.extra_final_kb,
-		       v.cover_peak, v.cover_mean, v.zeroed_kb, v.splits, v.collapses, v.fallbacks);
+		any |= v.mthp;
+		for (int order = 1; order < REPLAY_MTHP_ORDERS; order++)
+			if (v.mthp_peak[order] > 0 || v.mthp_mean[order] > 0)
+				*orders |= 1U << order;
+	}
+	return any;
+}
+
+static void print_verdict(struct policy *pol, int n)
+{
+	unsigned orders;
+	int mthp = any_mthp(pol, n, &orders);
+
+	printf("\nthe verdict, per policy: cost (extra Anon against %s), benefit (of the memory the "
+	       "program\ntouched, the share a PMD maps: at the peak, and over time), work (kB "
+	       "allocated at faults,\nsplits of PMDs and THPs, collapses, fallbacks)\n",
+	       pol[0].name);
+	if (mthp)
+		printf("mthp: of the memory touched, the share in mTHP folios (PTE-mapped, below "
+		       "the PMD size)\n");
+	printf("%-16s %12s %12s %9s %9s", "policy", "extra peak", "extra final", "cover pk",
+	       "cover avg");
+	if (mthp)
+		printf(" %9s %9s", "mthp pk", "mthp avg");
+	printf(" %12s %8s %9s %9s\n", "zeroed kB", "splits", "collapses", "fallbacks");
+	for (int k = 0; k < n; k++) {
+		struct verdict v;
+
+		verdict_of(pol, k, &v);
+		printf("%-16.16s %12" PRId64 " %12" PRId64 " %8.1f%% %8.1f%%", pol[k].name,
+		       v.extra_peak_kb, v.extra_final_kb, v.cover_peak, v.cover_mean);
+		if (mthp)
+			printf(" %8.1f%% %8.1f%%", v.mthp_peak[0], v.mthp_mean[0]);
+		printf(" %12" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", v.zeroed_kb, v.splits,
+		       v.collapses, v.fallbacks);
+	}
+	if (!mthp)
+		return;
+	/* each size's share, when the policies have more than one */
+	for (int order = 1; order < REPLAY_MTHP_ORDERS && (orders & (orders - 1)); order++) {
+		char name[16];
+
+		if (!(orders >> order & 1))
+			continue;
+		printf("  in %s folios, pk/avg:", replay_folio_size_name(order, name, sizeof(name)));
+		for (int k = 0; k < n; k++) {
+			struct verdict v;
+
+			verdict_of(pol, k, &v);
+			printf(" %s %.1f%%/%.1f%%", pol[k].name, v.mthp_peak[order], v.mthp_mean[order]);
+		}
+		printf("\n");
 	}
 }
 
@@ -813,9 +887,31 @@ static void print_text(const char *path, struct policy *pol, int n)
 	replay_print_skips(stdout, &pol[0].res);
 }
 
+/* The verdict's mTHP coverage: in every size, and by size (the orders
+ * any policy has). */
+static void json_verdict_mthp(struct json *j, const struct verdict *v, unsigned orders)
+{
+	char name[16];
+
+	json_double(j, "touched_in_mthp_at_peak_pct", v->mthp_peak[0]);
+	json_double(j, "touched_in_mthp_over_time_pct", v->mthp_mean[0]);
+	json_begin_object(j, "touched_in_mthp_by_size");
+	for (int order = 1; order < REPLAY_MTHP_ORDERS; order++) {
+		if (!(orders >> order & 1))
+			continue;
+		json_begin_object(j, replay_folio_size_name(order, name, sizeof(name)));
+		json_double(j, "at_peak_pct", v->mthp_peak[order]);
+		json_double(j, "over_time_pct", v->mthp_mean[order]);
+		json_end_object(j);
+	}
+	json_end_object(j);
+}
+
 static void print_json(const char *path, struct policy *pol, int n)
 {
 	uint64_t base = peak_anon(&pol[0].res);
+	unsigned orders;
+	int mthp = any_mthp(pol, n, &orders);
 	struct json j;
 
 	json_init(&j, stdout, 1);
@@ -856,6 +952,8 @@ static void print_json(const char *path, struct policy *pol, int n)
 			json_int(&j, "extra_final_kB", v.extra_final_kb);
 			json_double(&j, "touched_in_pmd_at_peak_pct", v.cover_peak);
 			json_double(&j, "touched_in_pmd_over_time_pct", v.cover_mean);
+			if (mthp)
+				json_verdict_mthp(&j, &v, orders);
 			json_uint(&j, "allocated_at_faults_kB", v.zeroed_kb);
 			json_uint(&j, "splits", v.splits);
 			json_uint(&j, "collapses", v.collapses);
