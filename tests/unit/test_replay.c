@@ -880,6 +880,57 @@ TEST(replay_occupancy_of_the_2m_ranges)
 	ASSERT_LE(1, R.coverage.n);
 }
 
+/* mTHP coverage by folio size, on Linux 6.12's profile with
+ * hugepages-64kB/enabled=always and the PMD size never.  A write fault in
+ * an anonymous VMA takes the largest enabled order whose aligned range
+ * lies inside the VMA with every PTE of it empty (mm/memory.c,
+ * alloc_anon_folio, thp_vma_suitable_order), and maps the whole folio:
+ *  - 1 MiB at A, every page written: 16 folios of 64K, each of its 256
+ *    pages in one (1024 kB);
+ *  - 96 KiB at a 64K-aligned address, written whole: one 64K folio for
+ *    the first 64K (64 kB), small pages for the last 32K, whose aligned
+ *    64K range runs past the VMA;
+ *  - 32 KiB, written whole: smaller than 64K, small pages only;
+ *  - 64 KiB only read: the shared zero page, no folio at all.
+ * Of 256 + 24 + 8 + 16 pages touched, 256 + 16 are in 64K folios. */
+TEST(replay_mthp_coverage_per_folio_size)
+{
+	const uint64_t B = A + (16ULL << 20), C = A + (32ULL << 20), D = A + (48ULL << 20);
+	const struct replay_occupancy *o;
+	uint64_t most = 0;
+	char name[16];
+
+	tbegin("mthp");
+	tsys(9, (int64_t)A, 0, 1ULL << 20, RW, ANON_PRIVATE);
+	tsys(9, (int64_t)B, 0, 96 << 10, RW, ANON_PRIVATE);
+	tsys(9, (int64_t)C, 0, 32 << 10, RW, ANON_PRIVATE);
+	tsys(9, (int64_t)D, 0, 64 << 10, RW, ANON_PRIVATE);
+	tfaults(A, 1ULL << 20, PAGE, 1);
+	tfaults(B, 96 << 10, PAGE, 1);
+	tfaults(C, 32 << 10, PAGE, 1);
+	tfaults(D, 64 << 10, PAGE, 0);
+	/* the series samples every 256 records: 256 more, of pages already
+	 * mapped (no fault in the kernel), for a point after all of them */
+	tfaults(A, 1ULL << 20, PAGE, 1);
+	trace_write_exit(&W, 0);
+	treplay("thpsim/kernel=6.12", "transparent_hugepage/enabled=never",
+		"transparent_hugepage/hugepages-64kB/enabled=always", NULL);
+	ASSERT(!strcmp(replay_folio_size_name(4, name, sizeof(name)), "64K"));
+	o = &tmm(PID, 0)->occ_final;
+	ASSERT_EQ(o->touched_kb, (256 + 24 + 8 + 16) * 4);
+	ASSERT_EQ(o->touched_huge_kb, 0);
+	ASSERT_EQ(o->touched_mthp_kb[4], (256 + 16) * 4);
+	for (int order = 1; order < REPLAY_MTHP_ORDERS; order++)
+		if (order != 4)
+			ASSERT_EQ(o->touched_mthp_kb[order], 0);
+	/* the peak view is the exit's; over time, the series reaches it */
+	ASSERT_EQ(tmm(PID, 0)->occ_peak.touched_mthp_kb[4], (256 + 16) * 4);
+	for (int i = 0; i < R.coverage.n; i++)
+		if (R.coverage.p[i].touched_mthp_kb[4] > most)
+			most = R.coverage.p[i].touched_mthp_kb[4];
+	ASSERT_EQ(most, (256 + 16) * 4);
+}
+
 /* Under memory.max (issue 28): the parent holds 16 MiB, its child (after
  * exec, an address space of its own) writes 12 MiB more under a limit of
  * 24 MiB.  The child's fault that does not fit calls the OOM killer, whose
