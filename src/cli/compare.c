@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,9 @@ static const char usage_text[] =
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
-	"  one line per policy, the difference from the first shaded; an existing FILE is\n"
+	"  one line per policy, the difference from the first shaded; below, each policy's\n"
+	"  extra peak memory against its coverage at the peak, and the occupancy of the\n"
+	"  2 MiB ranges (how many of their pages the program touched); an existing FILE is\n"
 	"  replaced only with --force (never through a symbolic link), and only once the\n"
 	"  chart is complete.  Each policy runs under --layouts N address layouts (default "
 	REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) ",\n"
@@ -325,6 +328,10 @@ static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax,
 #undef SY
 }
 
+/* The third row, which reads the verdict (below). */
+static void svg_cost_panel(FILE *f, struct policy *pol, int n, int x0, int y0, int w, int h);
+static void svg_occupancy_panel(FILE *f, struct policy *pol, int x0, int y0, int w, int h);
+
 static void svg(FILE *f, const char *path, struct policy *pol, int n)
 {
 	const int W = 900, L = 90, R = 230, PH = 210, GAP = 70;
@@ -350,7 +357,7 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 			fclose(null);
 	}
 	top = 30 + 18 * lines + 20;
-	H = top + 2 * PH + GAP + 60;
+	H = top + 2 * PH + GAP + 60 + 50 + PH + 60;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		W, H, W, H);
@@ -359,7 +366,11 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 	svg_panel(f, pol, n, 0, tmax, L, top, W - L - R, PH);
 	svg_panel(f, pol, n, 1, tmax, L, top + PH + GAP, W - L - R, PH);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of the recorded run (s)"
-		   "</text>\n", L + (W - L - R) / 2, H - 16);
+		   "</text>\n", L + (W - L - R) / 2, top + 2 * PH + GAP + 44);
+	/* the third row: what each policy costs against what it covers, and
+	 * how full the program keeps its 2 MiB ranges */
+	svg_cost_panel(f, pol, n, L, top + 2 * PH + GAP + 110, 300, PH);
+	svg_occupancy_panel(f, pol, L + 390, top + 2 * PH + GAP + 110, W - L - 390 - 30, PH);
 	/* the legend: each line as it is drawn, then the shading */
 	fprintf(f, "<g class=\"legend\">\n");
 	for (int k = 0, y = top + 10; k < n; k++, y += 22) {
@@ -596,6 +607,152 @@ static void print_verdict(struct policy *pol, int n)
 		}
 		printf("\n");
 	}
+}
+
+/* An axis's ticks: gridlines and labels from lo to hi by step, on x
+ * (vertical lines) or on y. */
+static void svg_ticks(FILE *f, int on_x, double lo, double hi, double step, int x0, int y0, int w,
+		      int h)
+{
+	for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-6; v += step) {
+		double at = on_x ? x0 + w * (v - lo) / (hi - lo) : y0 + h * (1.0 - (v - lo) / (hi - lo));
+
+		if (fabs(v) < step * 1e-6)
+			v = 0; /* no "-0" from the sums */
+		if (on_x)
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n"
+				   "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+				at, y0, at, y0 + h, at, y0 + h + 16, v);
+		else
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+				   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+				x0, at, x0 + w, at, x0 - 6, at + 4, v);
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n"
+		   "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+		x0, y0, x0, y0 + h, x0, y0 + h, x0 + w, y0 + h);
+}
+
+/* Cost against coverage: a point per policy, x its extra peak AnonPages
+ * against the first (MiB), y the share of the touched memory a PMD maps
+ * at the peak; with mTHP folios, a ring at PMD and mTHP together.
+ * Points that coincide stack their labels. */
+static void svg_cost_panel(FILE *f, struct policy *pol, int n, int x0, int y0, int w, int h)
+{
+	double lo = 0, hi = 0, step, x[MAX_POLICIES], y[MAX_POLICIES], ym[MAX_POLICIES];
+	unsigned orders;
+	int mthp = any_mthp(pol, n, &orders);
+
+	for (int k = 0; k < n; k++) {
+		struct verdict v;
+
+		verdict_of(pol, k, &v);
+		x[k] = (double)v.extra_peak_kb / 1024.0;
+		y[k] = v.cover_peak;
+		ym[k] = v.cover_peak + v.mthp_peak[0];
+		lo = x[k] < lo ? x[k] : lo;
+		hi = x[k] > hi ? x[k] : hi;
+	}
+	if (hi - lo <= 0)
+		hi = lo + 1;
+	step = svg_nice_step(hi - lo, 4);
+	lo = lo < 0 ? -step * (double)(long)(-lo / step + 0.999) : 0;
+	hi = step * (double)(long)(hi / step + 0.999);
+	if (hi <= lo)
+		hi = lo + step;
+#define SX(v) (x0 + w * (((v) - lo) / (hi - lo)))
+#define SY(v) (y0 + h * (1.0 - (v) / 100.0))
+	fprintf(f, "<g class=\"panel\" data-figure=\"cost-coverage\">\n");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">what each "
+		   "policy costs, what it covers</text>\n", x0 - 60, y0 - 24);
+	svg_ticks(f, 1, lo, hi, step, x0, y0, w, h);
+	svg_ticks(f, 0, 0, 100, 25, x0, y0, w, h);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">extra peak AnonPages against ",
+		x0 + w / 2, y0 + h + 34);
+	svg_escape(f, pol[0].name, strlen(pol[0].name));
+	fprintf(f, " (MiB)</text>\n<text transform=\"translate(%d,%d) rotate(-90)\" "
+		   "text-anchor=\"middle\">touched memory a PMD maps, at peak (%%)</text>\n",
+		x0 - 40, y0 + h / 2);
+	for (int k = 0; k < n; k++) {
+		int same = 0;
+
+		for (int e = 0; e < k; e++)
+			same += fabs(SX(x[e]) - SX(x[k])) < 6 && fabs(SY(y[e]) - SY(y[k])) < 6;
+		if (mthp && ym[k] > y[k])
+			fprintf(f, "<circle class=\"point-mthp\" data-policy=\"%s\" cx=\"%.1f\" "
+				   "cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"%s\"/>\n",
+				pol[k].name, SX(x[k]), SY(ym[k]), svg_colors[k % 8]);
+		fprintf(f, "<circle class=\"point\" data-policy=\"%s\" data-extra-mib=\"%.3f\" "
+			   "data-cover-pct=\"%.1f\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n",
+			pol[k].name, x[k], y[k], SX(x[k]), SY(y[k]), svg_colors[k % 8]);
+		/* the label on the side with room */
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"11\"%s>",
+			SX(x[k]) + (SX(x[k]) > x0 + w / 2 ? -8 : 8), SY(y[k]) - 6 + 13.0 * same,
+			svg_colors[k % 8], SX(x[k]) > x0 + w / 2 ? " text-anchor=\"end\"" : "");
+		svg_escape(f, pol[k].name, strlen(pol[k].name));
+		fprintf(f, "</text>\n");
+	}
+	if (mthp)
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">rings: PMD and "
+			   "mTHP folios together</text>\n", x0 + 6, y0 + 12);
+	fprintf(f, "</g>\n");
+#undef SX
+#undef SY
+}
+
+/* The occupancy of the 2 MiB ranges: how many ranges had how many of
+ * their 512 pages touched (and written), at each process's peak, summed,
+ * under the first policy (what the program touches is the same under
+ * every policy; only what maps it differs). */
+static void svg_occupancy_panel(FILE *f, struct policy *pol, int x0, int y0, int w, int h)
+{
+	uint64_t bins[2][REPLAY_OCC_BUCKETS] = { { 0 } }, most = 0;
+	struct replay_occupancy o;
+	double vmax, step, bw = (double)w / REPLAY_OCC_BUCKETS;
+
+	replay_occupancy_sum(&pol[0].res, 1, &o);
+	for (int k = 0; k < REPLAY_NR_MAP_KINDS; k++)
+		for (int wr = 0; wr < 2; wr++)
+			for (int b = 0; b < REPLAY_OCC_BUCKETS; b++)
+				bins[wr][b] += o.ranges[k][wr][b];
+	for (int b = 0; b < REPLAY_OCC_BUCKETS; b++)
+		most = bins[0][b] > most ? bins[0][b] : most;
+	vmax = most ? (double)most : 1;
+	step = svg_nice_step(vmax, 4);
+	if (step < 1)
+		step = 1;
+	vmax = step * (double)(long)(vmax / step + 0.999);
+	fprintf(f, "<g class=\"panel\" data-figure=\"occupancy\">\n");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">occupancy of "
+		   "the 2 MiB ranges (", x0 - 50, y0 - 24);
+	svg_escape(f, pol[0].name, strlen(pol[0].name));
+	fprintf(f, ")</text>\n");
+	svg_ticks(f, 0, 0, vmax, step, x0, y0, w, h);
+	for (int b = 0; b < REPLAY_OCC_BUCKETS; b++) {
+		double bx = x0 + bw * b;
+
+		for (int wr = 0; wr < 2; wr++) {
+			double bh = h * (double)bins[wr][b] / vmax;
+
+			fprintf(f, "<rect class=\"%s\" data-pages=\"%s\" data-count=\"%" PRIu64 "\" "
+				   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+				wr ? "bar-written" : "bar", replay_occ_bucket_name(b), bins[wr][b],
+				bx + bw * (0.1 + 0.4 * wr), y0 + h - bh, bw * 0.4, bh,
+				wr ? "#d95f02" : "#1b9e77");
+		}
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s"
+			   "</text>\n", bx + bw / 2, y0 + h + 14, replay_occ_bucket_name(b));
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">of its 512 pages, how many the "
+		   "program touched</text>\n", x0 + w / 2, y0 + h + 34);
+	fprintf(f, "<text transform=\"translate(%d,%d) rotate(-90)\" text-anchor=\"middle\">2 MiB "
+		   "ranges</text>\n", x0 - 44, y0 + h / 2);
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#1b9e77\"/>"
+		   "<text x=\"%d\" y=\"%d\" font-size=\"10\">touched</text>\n"
+		   "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#d95f02\"/>"
+		   "<text x=\"%d\" y=\"%d\" font-size=\"10\">written</text>\n",
+		x0 + w - 120, y0 + 2, x0 + w - 106, y0 + 11, x0 + w - 60, y0 + 2, x0 + w - 46, y0 + 11);
+	fprintf(f, "</g>\n");
 }
 
 /* Under a memory limit: how many of a policy's layouts had an OOM kill. */

@@ -457,6 +457,11 @@ static const char *const bucket_names[REPLAY_OCC_BUCKETS] = {
 	"1-64", "65-128", "129-192", "193-256", "257-320", "321-384", "385-448", "449-511", "512"
 };
 
+const char *replay_occ_bucket_name(int b)
+{
+	return b >= 0 && b < REPLAY_OCC_BUCKETS ? bucket_names[b] : NULL;
+}
+
 const char *replay_folio_size_name(int order, char *buf, size_t len)
 {
 	uint64_t kb = 4ULL << order;

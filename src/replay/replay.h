@@ -160,6 +160,8 @@ struct replay_occupancy {
 	/* of the touched, in mTHP folios, by order (index 1..8; 0 unused) */
 	uint64_t touched_mthp_kb[REPLAY_MTHP_ORDERS];
 };
+/* Bucket b's pages, "1-64" ... "512"; NULL past them. */
+const char *replay_occ_bucket_name(int b);
 struct occ_ranges;
 struct replay_xlat;
 
