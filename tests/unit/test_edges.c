@@ -9,6 +9,7 @@
  * elsewhere.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -613,6 +614,95 @@ TEST(edges_compare_svg_structure)
 		ASSERT(svg_element(panel, "class=\"line\" data-policy=\"always\"", 0, el2, sizeof(el2)));
 		ASSERT(top_y(el2) + 50 < top_y(el));
 	}
+	tdir_remove();
+}
+
+/* The third row of the chart.  The trace: 64 MiB mmap'd with a write
+ * every 2 MiB (32 ranges, one page touched in each) and 1 MiB at a 2 MiB
+ * boundary written whole (one range, 256 pages).  Under never and always,
+ * a point each in the cost panel, in the policy's colour, always's 62 MiB
+ * to the right of never's (each of the 32 writes a THP: 32 x 2 MiB less
+ * the 32 pages never had) and higher (32 of the 288 pages touched in
+ * PMDs); the histogram's touched bars count the 33 ranges: 32 in 1-64,
+ * one in 193-256. */
+TEST(edges_compare_svg_cost_and_occupancy)
+{
+	static char svgtext[1 << 20], el[1 << 12];
+	char trace[256], svgp[256], v[64], never_fill[64];
+	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, "--policy",
+			"never=transparent_hugepage/enabled=never", "--policy",
+			"always=transparent_hugepage/enabled=always", NULL };
+	const uint64_t big = 0x7f0000000000ULL, small = 0x7f1000000000ULL;
+	uint64_t bargs[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
+	uint64_t sargs[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+	uint64_t sum = 0;
+	double nx, ny, ax, ay;
+	FILE *f;
+	size_t n;
+	int bars = 0;
+
+	tdir("cost");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
+	ASSERT_OK(trace_header_add(&h, "command", "prog"));
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, bargs, (int64_t)big);
+	trace_write_syscall(&w, 9, 6, sargs, (int64_t)small);
+	for (uint64_t o = 0; o < MB(64); o += MB(2))
+		trace_write_fault(&w, big + o, 1, 0);
+	for (uint64_t o = 0; o < MB(1); o += PAGE)
+		trace_write_fault(&w, small + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	fflush(stdout);
+	ASSERT_EQ(cmd_compare(9, cmp), 0);
+	f = fopen(svgp, "r");
+	ASSERT(f);
+	n = fread(svgtext, 1, sizeof(svgtext) - 1, f);
+	fclose(f);
+	svgtext[n] = 0;
+	ASSERT_EQ(count(svgtext, "<g "), count(svgtext, "</g>"));
+	ASSERT_EQ(count(svgtext, "<text"), count(svgtext, "</text>"));
+	ASSERT(strstr(svgtext, "data-figure=\"cost-coverage\""));
+	ASSERT(strstr(svgtext, "data-figure=\"occupancy\""));
+	/* one point per policy, none for mTHP here */
+	ASSERT_EQ(count(svgtext, "class=\"point\""), 2);
+	ASSERT_EQ(count(svgtext, "class=\"point-mthp\""), 0);
+	ASSERT(svg_element(svgtext, "class=\"point\" data-policy=\"never\"", 0, el, sizeof(el)));
+	ASSERT_EQ(strtod(svg_attr(el, "data-extra-mib", v, sizeof(v)), NULL), 0);
+	ASSERT_EQ(strtod(svg_attr(el, "data-cover-pct", v, sizeof(v)), NULL), 0);
+	nx = strtod(svg_attr(el, "cx", v, sizeof(v)), NULL);
+	ny = strtod(svg_attr(el, "cy", v, sizeof(v)), NULL);
+	svg_attr(el, "fill", never_fill, sizeof(never_fill));
+	ASSERT(svg_element(svgtext, "class=\"point\" data-policy=\"always\"", 0, el, sizeof(el)));
+	ASSERT(fabs(strtod(svg_attr(el, "data-extra-mib", v, sizeof(v)), NULL) -
+		    (32 * 2048 - 32 * 4) / 1024.0) < 0.001);
+	ASSERT(fabs(strtod(svg_attr(el, "data-cover-pct", v, sizeof(v)), NULL) - 100.0 * 32 / 288) <
+	       0.06);
+	ax = strtod(svg_attr(el, "cx", v, sizeof(v)), NULL);
+	ay = strtod(svg_attr(el, "cy", v, sizeof(v)), NULL);
+	ASSERT(ax > nx + 100); /* to the right: more memory */
+	ASSERT(ay < ny - 10);  /* higher: more covered */
+	/* each in its policy's colour, as its line */
+	ASSERT(strcmp(svg_attr(el, "fill", v, sizeof(v)), never_fill));
+	ASSERT(svg_element(svgtext, "class=\"line\" data-policy=\"always\"", 0, el, sizeof(el)));
+	ASSERT(!strcmp(svg_attr(el, "stroke", never_fill, sizeof(never_fill)), v));
+	/* the histogram: a touched bar per bucket, counting the 33 ranges */
+	for (int i = 0; svg_element(svgtext, "class=\"bar\"", i, el, sizeof(el)); i++, bars++) {
+		uint64_t c = strtoull(svg_attr(el, "data-count", v, sizeof(v)), NULL, 10);
+
+		sum += c;
+		if (!strcmp(svg_attr(el, "data-pages", v, sizeof(v)), "1-64"))
+			ASSERT_EQ(c, 32);
+		if (!strcmp(v, "193-256"))
+			ASSERT_EQ(c, 1);
+	}
+	ASSERT_EQ(bars, 9);
+	ASSERT_EQ(sum, 33);
 	tdir_remove();
 }
 
