@@ -301,25 +301,31 @@ static int range_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr,
 	return 0;
 }
 
+/* Walk [start, end) of every VMA it meets, under the lock, each piece's
+ * end in *piece_end for the callbacks. */
+static void walk_range_vmas(struct mm_struct *mm, uint64_t start, uint64_t end,
+			    const struct mm_walk_ops *ops, void *arg, uint64_t *piece_end)
+{
+	mm_lock(mm);
+	for (struct vm_area_struct *vma = find_vma(mm, start); vma && vma->vm_start < end;
+	     vma = vma->vm_next) {
+		uint64_t s = vma->vm_start > start ? vma->vm_start : start;
+
+		*piece_end = vma->vm_end < end ? vma->vm_end : end;
+		walk_page_range_vma(vma, s, *piece_end, ops, arg);
+	}
+	mm_unlock(mm);
+}
+
 int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out)
 {
 	static const struct mm_walk_ops ops = { range_pmd_entry, range_pte_entry };
-	struct mm_struct *mm = &p->mm;
 	struct range_walk w = { out, end };
 
 	memset(out, 0, sizeof(*out));
 	if (start >= end || (start | end) & ~PAGE_MASK)
 		return -EINVAL;
-	mm_lock(mm);
-	for (struct vm_area_struct *vma = find_vma(mm, start); vma && vma->vm_start < end;
-	     vma = vma->vm_next) {
-		uint64_t s = vma->vm_start > start ? vma->vm_start : start;
-		uint64_t e = vma->vm_end < end ? vma->vm_end : end;
-
-		w.end = e;
-		walk_page_range_vma(vma, s, e, &ops, &w);
-	}
-	mm_unlock(mm);
+	walk_range_vmas(&p->mm, start, end, &ops, &w, &w.end);
 	return 0;
 }
 
@@ -362,21 +368,11 @@ static int orders_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr
 int thps_folio_orders(thps_proc *p, uint64_t start, uint64_t end, uint8_t *orders)
 {
 	static const struct mm_walk_ops ops = { orders_pmd_entry, orders_pte_entry };
-	struct mm_struct *mm = &p->mm;
 	struct orders_walk w = { orders, start, end };
 
 	if (start >= end || (start | end) & ~PAGE_MASK)
 		return -EINVAL;
 	memset(orders, THPS_NO_FOLIO, (end - start) >> PAGE_SHIFT);
-	mm_lock(mm);
-	for (struct vm_area_struct *vma = find_vma(mm, start); vma && vma->vm_start < end;
-	     vma = vma->vm_next) {
-		uint64_t s = vma->vm_start > start ? vma->vm_start : start;
-		uint64_t e = vma->vm_end < end ? vma->vm_end : end;
-
-		w.end = e;
-		walk_page_range_vma(vma, s, e, &ops, &w);
-	}
-	mm_unlock(mm);
+	walk_range_vmas(&p->mm, start, end, &ops, &w, &w.end);
 	return 0;
 }

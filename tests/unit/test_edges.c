@@ -516,6 +516,23 @@ TEST(edges_record_runs_writes_each_or_none)
 	tdir_remove();
 }
 
+/* The chart at path into buf, whole: one <svg> element, its groups and
+ * texts closed. */
+static void read_svg(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ASSERT(f);
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	ASSERT(!strncmp(buf, "<svg ", 5));
+	ASSERT(strstr(buf, "</svg>\n") == buf + n - 7);
+	ASSERT_EQ(count(buf, "<g "), count(buf, "</g>"));
+	ASSERT_EQ(count(buf, "<text"), count(buf, "</text>"));
+}
+
 /* The smallest y of a polyline's points: its highest point. */
 static double top_y(const char *el)
 {
@@ -540,8 +557,6 @@ TEST(edges_compare_svg_structure)
 	uint64_t args[6] = { 0, MB(8), 3, 0x22, (uint64_t)-1, 0 };
 	struct trace_header h = { 0 };
 	struct trace_writer w;
-	FILE *f;
-	size_t n;
 
 	tdir("chart");
 	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
@@ -564,15 +579,7 @@ TEST(edges_compare_svg_structure)
 	ASSERT_OK(trace_writer_close(&w));
 	fflush(stdout);
 	ASSERT_EQ(cmd_compare(5, cmp), 0);
-	f = fopen(svgp, "r");
-	ASSERT(f);
-	n = fread(svgtext, 1, sizeof(svgtext) - 1, f);
-	fclose(f);
-	svgtext[n] = 0;
-	ASSERT(!strncmp(svgtext, "<svg ", 5));
-	ASSERT(strstr(svgtext, "</svg>\n") == svgtext + n - 7);
-	ASSERT_EQ(count(svgtext, "<g "), count(svgtext, "</g>"));
-	ASSERT_EQ(count(svgtext, "<text"), count(svgtext, "</text>"));
+	read_svg(svgp, svgtext, sizeof(svgtext));
 	/* markup in the command is escaped */
 	ASSERT(!strstr(svgtext, "<a&b>"));
 	ASSERT(strstr(svgtext, "&lt;a&amp;b&gt;"));
@@ -617,6 +624,30 @@ TEST(edges_compare_svg_structure)
 	tdir_remove();
 }
 
+/* The trace of the kinds and chart tests: "prog" maps 64 MiB at 2 MiB and
+ * writes a page every 2 MiB, then 1 MiB elsewhere, all of it written. */
+static void big_and_small_trace(const char *path)
+{
+	const uint64_t big = 0x7f0000000000ULL, small = 0x7f1000000000ULL;
+	uint64_t bargs[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
+	uint64_t sargs[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+
+	ASSERT_OK(trace_header_add(&h, "command", "prog"));
+	ASSERT_OK(trace_writer_open(&w, path, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, bargs, (int64_t)big);
+	trace_write_syscall(&w, 9, 6, sargs, (int64_t)small);
+	for (uint64_t o = 0; o < MB(64); o += MB(2))
+		trace_write_fault(&w, big + o, 1, 0);
+	for (uint64_t o = 0; o < MB(1); o += PAGE)
+		trace_write_fault(&w, small + o, 1, 0);
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+}
+
 /* The third row of the chart.  The trace: 64 MiB mmap'd with a write
  * every 2 MiB (32 ranges, one page touched in each) and 1 MiB at a 2 MiB
  * boundary written whole (one range, 256 pages).  Under never and always,
@@ -632,41 +663,17 @@ TEST(edges_compare_svg_cost_and_occupancy)
 	char *cmp[] = { "compare", "-q", trace, "--svg", svgp, "--policy",
 			"never=transparent_hugepage/enabled=never", "--policy",
 			"always=transparent_hugepage/enabled=always", NULL };
-	const uint64_t big = 0x7f0000000000ULL, small = 0x7f1000000000ULL;
-	uint64_t bargs[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
-	uint64_t sargs[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
-	struct trace_header h = { 0 };
-	struct trace_writer w;
 	uint64_t sum = 0;
 	double nx, ny, ax, ay;
-	FILE *f;
-	size_t n;
 	int bars = 0;
 
 	tdir("cost");
 	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
 	snprintf(svgp, sizeof(svgp), "%s/chart.svg", dir);
-	ASSERT_OK(trace_header_add(&h, "command", "prog"));
-	ASSERT_OK(trace_writer_open(&w, trace, &h));
-	trace_write_proc(&w, 100);
-	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
-	trace_write_syscall(&w, 9, 6, bargs, (int64_t)big);
-	trace_write_syscall(&w, 9, 6, sargs, (int64_t)small);
-	for (uint64_t o = 0; o < MB(64); o += MB(2))
-		trace_write_fault(&w, big + o, 1, 0);
-	for (uint64_t o = 0; o < MB(1); o += PAGE)
-		trace_write_fault(&w, small + o, 1, 0);
-	trace_write_exit(&w, 0);
-	ASSERT_OK(trace_writer_close(&w));
+	big_and_small_trace(trace);
 	fflush(stdout);
 	ASSERT_EQ(cmd_compare(9, cmp), 0);
-	f = fopen(svgp, "r");
-	ASSERT(f);
-	n = fread(svgtext, 1, sizeof(svgtext) - 1, f);
-	fclose(f);
-	svgtext[n] = 0;
-	ASSERT_EQ(count(svgtext, "<g "), count(svgtext, "</g>"));
-	ASSERT_EQ(count(svgtext, "<text"), count(svgtext, "</text>"));
+	read_svg(svgp, svgtext, sizeof(svgtext));
 	ASSERT(strstr(svgtext, "data-figure=\"cost-coverage\""));
 	ASSERT(strstr(svgtext, "data-figure=\"occupancy\""));
 	/* one point per policy, none for mTHP here */
@@ -774,28 +781,12 @@ static int lines(const char *s)
 TEST(edges_compare_says_which_kind_of_mapping_the_extra_is_in)
 {
 	char trace[256], *row;
-	const uint64_t big = 0x7f0000000000ULL, small = 0x7f1000000000ULL;
-	uint64_t bargs[6] = { 0, MB(64), 3, 0x22, (uint64_t)-1, 0 };
-	uint64_t sargs[6] = { 0, MB(1), 3, 0x22, (uint64_t)-1, 0 };
 	unsigned long long never, always, huge, sn, sa, sh;
 	long long extra, sextra;
-	struct trace_header h = { 0 };
-	struct trace_writer w;
 
 	tdir("kinds");
 	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
-	ASSERT_OK(trace_header_add(&h, "command", "prog"));
-	ASSERT_OK(trace_writer_open(&w, trace, &h));
-	trace_write_proc(&w, 100);
-	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
-	trace_write_syscall(&w, 9, 6, bargs, (int64_t)big);
-	trace_write_syscall(&w, 9, 6, sargs, (int64_t)small);
-	for (uint64_t o = 0; o < MB(64); o += MB(2))
-		trace_write_fault(&w, big + o, 1, 0);
-	for (uint64_t o = 0; o < MB(1); o += PAGE)
-		trace_write_fault(&w, small + o, 1, 0);
-	trace_write_exit(&w, 0);
-	ASSERT_OK(trace_writer_close(&w));
+	big_and_small_trace(trace);
 	ASSERT_EQ(thpsim(NULL, "compare", trace, "--policy", "never=transparent_hugepage/enabled=never",
 			 "--policy", "always=transparent_hugepage/enabled=always", NULL), 0);
 	row = strstr(cli_out, "\nmmap >=32M ");
