@@ -747,11 +747,12 @@ static void svg_occupancy_panel(FILE *f, struct policy *pol, int x0, int y0, int
 		   "program touched</text>\n", x0 + w / 2, y0 + h + 34);
 	fprintf(f, "<text transform=\"translate(%d,%d) rotate(-90)\" text-anchor=\"middle\">2 MiB "
 		   "ranges</text>\n", x0 - 44, y0 + h / 2);
+	/* the key, above the plot: the bars reach its top */
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#1b9e77\"/>"
 		   "<text x=\"%d\" y=\"%d\" font-size=\"10\">touched</text>\n"
 		   "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#d95f02\"/>"
 		   "<text x=\"%d\" y=\"%d\" font-size=\"10\">written</text>\n",
-		x0 + w - 120, y0 + 2, x0 + w - 106, y0 + 11, x0 + w - 60, y0 + 2, x0 + w - 46, y0 + 11);
+		x0 + w - 120, y0 - 16, x0 + w - 106, y0 - 7, x0 + w - 60, y0 - 16, x0 + w - 46, y0 - 7);
 	fprintf(f, "</g>\n");
 }
 
