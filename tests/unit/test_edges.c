@@ -823,6 +823,53 @@ TEST(edges_compare_says_which_kind_of_mapping_the_extra_is_in)
 		ASSERT_EQ(z, 32 * 2048);
 		ASSERT_EQ(sp + co + fb, 0);
 	}
+	/* no policy has mTHP folios: the verdict as it was */
+	ASSERT(!strstr(cli_out, "mthp pk"));
+	tdir_remove();
+}
+
+/* The verdict's mTHP columns, on the same trace under never and 64K
+ * folios (Linux 6.12's profile, the PMD size never).  Each write fault
+ * takes an aligned 64K folio when its 64K lies in the VMA with no page
+ * mapped (alloc_anon_folio): each of the 32 writes to the big mmap one
+ * (1 page touched of 16), the 1 MiB mapping 16 of them; so all 288 pages
+ * touched are in 64K folios, at 32 x 64 - 32 x 4 kB more than never, and
+ * the work is 48 folios of 64K zeroed. */
+TEST(edges_compare_verdict_mthp_columns)
+{
+	char trace[256], *row;
+	long long xp, xf;
+	double cp, ca, mp, ma;
+	unsigned long long z;
+
+	tdir("mthpv");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	big_and_small_trace(trace);
+	ASSERT_EQ(thpsim(NULL, "compare", trace, "--set", "thpsim/kernel=6.12", "--policy",
+			 "never=transparent_hugepage/enabled=never", "--policy",
+			 "64k=enabled=never,hugepages-64kB/enabled=always", NULL), 0);
+	row = strstr(cli_out, "the verdict");
+	ASSERT(row && strstr(row, "mthp pk  mthp avg"));
+	row = strstr(row, "\n64k ");
+	ASSERT(row);
+	ASSERT_EQ(sscanf(row + 5, "%lld %lld %lf%% %lf%% %lf%% %lf%% %llu", &xp, &xf, &cp, &ca, &mp,
+			 &ma, &z), 7);
+	ASSERT_EQ(xp, 32 * 64 - 32 * 4);
+	ASSERT(cp == 0 && mp == 100.0);
+	ASSERT_EQ(z, 48 * 64);
+	row = strstr(strstr(cli_out, "the verdict"), "\nnever ");
+	ASSERT(row);
+	ASSERT_EQ(sscanf(row + 7, "%lld %lld %lf%% %lf%% %lf%% %lf%%", &xp, &xf, &cp, &ca, &mp, &ma), 6);
+	ASSERT(mp == 0 && ma == 0);
+	/* JSON: the verdict's shares, by size too */
+	ASSERT_EQ(thpsim(NULL, "compare", trace, "--format", "json", "--set", "thpsim/kernel=6.12",
+			 "--policy", "never=transparent_hugepage/enabled=never", "--policy",
+			 "64k=enabled=never,hugepages-64kB/enabled=always", NULL), 0);
+	ASSERT(strstr(cli_out, "\"touched_in_mthp_at_peak_pct\""));
+	ASSERT(strstr(cli_out, "\"touched_in_mthp_over_time_pct\""));
+	ASSERT(strstr(cli_out, "\"touched_in_mthp_by_size\": {\n"));
+	ASSERT(strstr(cli_out, "\"touched_in_mthp_kB\": {\n"));
+	ASSERT(strstr(cli_out, "\"64K\": 1152")); /* 288 pages, in the occupancy */
 	tdir_remove();
 }
 
