@@ -274,7 +274,8 @@ static void frame_name(struct rec_symbols *sy, pid_t pid, uint64_t addr, int ret
 	const char *fn = function_at(dwfl_of(sy, pid), pid, at, refreshed);
 
 	if (fn) {
-		snprintf(out, len, "%s", fn);
+		/* without its version: "pthread_create", not "...@GLIBC_2.2.5" */
+		snprintf(out, len, "%.*s", (int)strcspn(fn, "@"), fn);
 		return;
 	}
 #endif
