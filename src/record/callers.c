@@ -43,22 +43,6 @@
 #include <gelf.h>
 #endif
 
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 int rec_parse_sample(const struct rec_perf *pp, const uint8_t *p, size_t len,
 		     struct rec_sample *s)
 {
@@ -71,42 +55,42 @@ int rec_parse_sample(const struct rec_perf *pp, const uint8_t *p, size_t len,
 
 		if (len < 8)
 			return -1;
-		id = get64(p);
+		id = rec_rd64(p);
 		p += 8;
 		for (int c = 0; c < pp->ncpus && !enter; c++)
 			enter = pp->enter_id[c] == id;
 	}
 	if (end - p < 16)
 		return -1;
-	s->pid = (int32_t)get32(p);
-	s->tid = (int32_t)get32(p + 4);
-	s->t = get64(p + 8);
+	s->pid = (int32_t)rec_rd32(p);
+	s->tid = (int32_t)rec_rd32(p + 4);
+	s->t = rec_rd64(p + 8);
 	p += 16;
 	if (enter) {
 		uint64_t nr;
 
 		if (end - p < 8)
 			return -1;
-		nr = get64(p);
+		nr = rec_rd64(p);
 		p += 8;
 		if (nr > (uint64_t)(end - p) / 8)
 			return -1;
 		s->nchain = 1; /* [0]: the word at the stack pointer, below */
 		for (uint64_t i = 0; i < nr && s->nchain <= REC_CHAIN_MAX; i++)
-			if (get64(p + 8 * i) < PERF_CONTEXT_MAX && get64(p + 8 * i))
-				s->chain[s->nchain++] = get64(p + 8 * i);
+			if (rec_rd64(p + 8 * i) < PERF_CONTEXT_MAX && rec_rd64(p + 8 * i))
+				s->chain[s->nchain++] = rec_rd64(p + 8 * i);
 		p += 8 * nr;
 	}
 	if (end - p < 4)
 		return -1;
-	s->raw_size = get32(p);
+	s->raw_size = rec_rd32(p);
 	s->raw = p + 4;
 	if (s->raw_size < 8 || s->raw_size > (uint64_t)(end - s->raw))
 		return -1;
 	p = s->raw + s->raw_size;
 	/* the stack dump: size, that many bytes, the size dumped */
-	if (enter && end - p >= 16 && get64(p) >= 8 && get64(p + 8 + get64(p)) >= 8)
-		s->chain[0] = get64(p + 8);
+	if (enter && end - p >= 16 && rec_rd64(p) >= 8 && rec_rd64(p + 8 + rec_rd64(p)) >= 8)
+		s->chain[0] = rec_rd64(p + 8);
 	return 0;
 }
 

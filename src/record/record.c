@@ -136,22 +136,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* Touches for calls that fill memory without faults. */
 static void write_populate(struct recorder *rc, int32_t pid, int nr, const uint64_t *a, int64_t ret)
 {
@@ -343,20 +327,20 @@ static struct qev *on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint
 	switch (ev) {
 	case EV_FAULT_USER:
 	case EV_FAULT_KERNEL:
-		e->a[0] = rd64(raw + f->fault_address);
-		e->a[1] = rd64(raw + f->fault_error_code);
+		e->a[0] = rec_rd64(raw + f->fault_address);
+		e->a[1] = rec_rd64(raw + f->fault_error_code);
 		break;
 	case EV_SYS_ENTER:
-		e->a[0] = rd64(raw + f->enter_id);
+		e->a[0] = rec_rd64(raw + f->enter_id);
 		memcpy(e->a + 1, raw + f->enter_args, 6 * sizeof(uint64_t));
 		break;
 	case EV_SYS_EXIT:
-		e->a[0] = rd64(raw + f->exit_id);
-		e->a[1] = rd64(raw + f->exit_ret);
+		e->a[0] = rec_rd64(raw + f->exit_id);
+		e->a[1] = rec_rd64(raw + f->exit_ret);
 		break;
 	case EV_NEWTASK:
-		e->a[0] = rd32(raw + f->newtask_pid);
-		e->a[1] = rd64(raw + f->newtask_flags);
+		e->a[0] = rec_rd32(raw + f->newtask_pid);
+		e->a[1] = rec_rd64(raw + f->newtask_flags);
 		break;
 	case EV_EXIT:
 		e->a[0] = f->exit_group_dead >= 0 && (uint32_t)f->exit_group_dead < size
@@ -397,10 +381,10 @@ static void on_record(void *arg, int cpu, const void *rec, size_t len)
 		if (!(e = queue_add(rc)))
 			return;
 		e->type = h->type == PERF_RECORD_LOST ? QEV_LOST : QEV_THROTTLE;
-		e->a[0] = rd64(p + 8);
-		e->t = h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 32 ? rd64(p + 24)
-									      : rd64(p);
-		e->pid = len >= sizeof(*h) + 24 ? (int32_t)rd32(p + 16) : 0;
+		e->a[0] = rec_rd64(p + 8);
+		e->t = h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 32 ? rec_rd64(p + 24)
+									      : rec_rd64(p);
+		e->pid = len >= sizeof(*h) + 24 ? (int32_t)rec_rd32(p + 16) : 0;
 		e->tid = e->pid;
 		return;
 	default:

@@ -56,6 +56,23 @@ struct rec_perf {
 	uint64_t *enter_id;
 };
 
+/* The native-endian fields of perf's records, at any alignment. */
+static inline uint64_t rec_rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t rec_rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
 /* Frames of a call chain kept (perf's sample_max_stack). */
 #define REC_CHAIN_MAX 16
 
