@@ -40,6 +40,13 @@ ifeq ($(LIBFUZZER),1)
 ALL_CFLAGS += -fsanitize=fuzzer-no-link
 endif
 LDLIBS  += -pthread -lm
+# record --callers names functions with elfutils' libdwfl when it is there
+# (Debian: libdw-dev); without it, frames are file+0xoffset.  LIBDW=0: never.
+LIBDW   ?= $(shell echo '\#include <elfutils/libdwfl.h>' | $(CC) -E - >/dev/null 2>&1 && echo 1)
+ifeq ($(LIBDW),1)
+$(O)/src/record/callers.o: ALL_CFLAGS += -DHAVE_LIBDW
+LDLIBS  += -ldw -lelf
+endif
 
 MM_SRC  := $(wildcard src/mm/*.c)
 CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/util/*.c) $(wildcard src/scenario/*.c) \

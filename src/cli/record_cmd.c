@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q]\n"
-	"                     [--runs N]\n"
+	"                     [--runs N] [--callers]\n"
 	"                     -- COMMAND [ARG]...\n"
 	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
 	"                     -- COMMAND [ARG]...\n"
@@ -31,6 +31,10 @@ static const char usage_text[] =
 	"               that its mappings land at the same addresses on every run; the\n"
 	"               trace header (aslr=) and the --measure JSON say whether it was on\n"
 	"  --as-root    under sudo, run COMMAND as root rather than as the user who ran sudo\n"
+	"  --callers    keep the user call chain of each mmap, brk and mremap, named by\n"
+	"               function where the files have symbols (else file+0xoffset), so\n"
+	"               that replay says which code made each mapping ('caller'); chains\n"
+	"               follow frame pointers, and code built without them shows less\n"
 	"  --runs N     run COMMAND N times (1 to 100), one after the other: -o PREFIX\n"
 	"               writes PREFIX.1.trace ... PREFIX.N.trace (.json with --measure),\n"
 	"               none written if any is there without --force; replay them\n"
@@ -93,7 +97,7 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	const char *out = NULL;
 	uint64_t ring_mib = 64, runs = 0;
-	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, i, rc;
+	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, callers = 0, i, rc;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -117,6 +121,8 @@ int cmd_record(int argc, char **argv)
 			no_aslr = 1;
 		} else if (!strcmp(argv[i], "--as-root")) {
 			as_root = 1;
+		} else if (!strcmp(argv[i], "--callers")) {
+			callers = 1;
 		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
 			if (cli_parse_u64(argv[++i], &runs) || !runs || runs > 100)
 				return cli_usage("record: --runs takes a count, 1 to 100");
@@ -143,6 +149,7 @@ int cmd_record(int argc, char **argv)
 	o.force = force;
 	o.no_aslr = no_aslr;
 	o.as_root = as_root;
+	o.callers = callers;
 	o.argv = argv + i;
 	if (runs)
 		return record_runs(&o, out, runs);

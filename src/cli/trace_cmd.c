@@ -83,6 +83,9 @@ static void print_event(const struct trace_event *ev)
 	case TR_NOTE:
 		printf("NOTE    %s\n", ev->name);
 		break;
+	case TR_CALLER:
+		printf("CALLER  %s\n", ev->name);
+		break;
 	case TR_END:
 		printf("END     %" PRIu64 " records, %" PRIu64 " faults\n", ev->count, ev->faults);
 		break;

@@ -196,8 +196,27 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
 
+/*
+ * --callers: sys_enter also samples the user call chain (frame pointers:
+ * a function built without them, as most of libc, hides its caller) and
+ * the 8 bytes at the user stack pointer, which at a system call made from
+ * a leaf wrapper (mmap, brk) are its return address: the frame the chain
+ * misses.  Every event then carries its id first, because the samples of
+ * all events share one ring and only sys_enter's have the extra fields.
+ */
+static void attr_callers(struct perf_event_attr *attr, int ev)
+{
+	attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (ev != EV_SYS_ENTER)
+		return;
+	attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+	attr->exclude_callchain_kernel = 1;
+	attr->sample_max_stack = REC_CHAIN_MAX;
+	attr->sample_stack_user = 8;
+}
+
 int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsyscalls,
-		  size_t ring_mib, char *why, size_t whylen)
+		  size_t ring_mib, int callers, char *why, size_t whylen)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -215,7 +234,9 @@ int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsysc
 	pp->ring = calloc((size_t)ncpus, sizeof(*pp->ring));
 	pp->tmp_size = 1 << 16;
 	pp->tmp = malloc(pp->tmp_size);
-	if (!pp->fd || !pp->ring || !pp->tmp) {
+	pp->callers = callers;
+	pp->enter_id = calloc((size_t)ncpus, sizeof(*pp->enter_id));
+	if (!pp->fd || !pp->ring || !pp->tmp || !pp->enter_id) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
@@ -246,6 +267,8 @@ int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsysc
 			attr.clockid = CLOCK_MONOTONIC;
 			attr.watermark = 1;
 			attr.wakeup_watermark = (uint32_t)(ring / 4);
+			if (callers)
+				attr_callers(&attr, ev);
 			fd = perf_event_open(&attr, pid, c, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && ev == 0 && errno == ENODEV)
 				break; /* an offline CPU */
@@ -262,6 +285,12 @@ int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsysc
 				return -err;
 			}
 			pp->fd[c][ev] = fd;
+			if (callers && ev == EV_SYS_ENTER &&
+			    ioctl(fd, PERF_EVENT_IOC_ID, &pp->enter_id[c]) != 0) {
+				snprintf(why, whylen, "reading a perf event's id failed: %s",
+					 strerror(errno));
+				return -errno;
+			}
 			if ((ev == EV_SYS_ENTER || ev == EV_SYS_EXIT) &&
 			    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) != 0) {
 				snprintf(why, whylen, "setting the system-call filter failed: %s",
@@ -304,6 +333,8 @@ void rec_perf_close(struct rec_perf *pp)
 	free(pp->ring);
 	free(pp->fd);
 	free(pp->tmp);
+	free(pp->enter_id);
+	pp->enter_id = NULL;
 	pp->ring = NULL;
 	pp->fd = NULL;
 	pp->tmp = NULL;

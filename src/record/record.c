@@ -81,6 +81,7 @@ struct slot {
 	uint64_t args[TRACE_SYSCALL_ARGS];
 	int exec_pending, mcl_future;
 	int64_t exit_status;
+	struct rec_sample chain; /* --callers: the call's chain (raw: NULL) */
 };
 
 static struct slot *table_find(struct pidtab *t, int32_t key, int create)
@@ -102,6 +103,7 @@ struct qev {
 	int32_t pid, tid;
 	int type;          /* enum rec_event, QEV_LOST, QEV_THROTTLE */
 	uint64_t a[7];
+	struct rec_sample *chain; /* --callers, EV_SYS_ENTER: owned, or NULL */
 };
 
 /* Events newer than this are kept back a round: one CPU's event may still
@@ -122,6 +124,8 @@ struct recorder {
 	struct qev *q;        /* the reorder queue */
 	size_t nq, capq;
 	uint64_t seq;
+	struct rec_symbols *sym; /* --callers */
+	uint64_t callers;     /* CALLER records written */
 };
 
 static uint64_t now_ns(void)
@@ -130,22 +134,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
 }
 
 /* Touches for calls that fill memory without faults. */
@@ -192,6 +180,20 @@ static void write_populate(struct recorder *rc, int32_t pid, int nr, const uint6
 	}
 }
 
+/* --callers: the chain of a call that makes a mapping, before its SYSCALL. */
+static void write_caller(struct recorder *rc, int32_t pid, int nr, const struct slot *s)
+{
+	char text[TRACE_NAME_MAX];
+
+	if (!rc->sym || !s->chain.nchain ||
+	    (nr != LINUX_NR_mmap && nr != LINUX_NR_brk && nr != LINUX_NR_mremap))
+		return;
+	if (rec_symbols_chain(rc->sym, pid, &s->chain, text, sizeof(text))) {
+		trace_write_caller(&rc->w, text);
+		rc->callers++;
+	}
+}
+
 /* Write one event, in time order, to the trace. */
 static void emit(struct recorder *rc, const struct qev *e)
 {
@@ -225,6 +227,9 @@ static void emit(struct recorder *rc, const struct qev *e)
 			return;
 		s->nr = (int)nr;
 		memcpy(s->args, e->a + 1, sizeof(s->args));
+		s->chain.nchain = 0;
+		if (e->chain)
+			s->chain = *e->chain;
 		/* the faults of an exec (the loader's, the stack's) are in its
 		 * snapshot; a failed execve ends this at its exit */
 		if ((nr == LINUX_NR_execve || nr == LINUX_NR_execveat) && (s = table_find(&rc->procs, pid, 1)))
@@ -239,10 +244,11 @@ static void emit(struct recorder *rc, const struct qev *e)
 		if (!s || s->nr != nr)
 			return; /* entered before recording began (the first execve) */
 		memcpy(args, s->args, sizeof(args));
+		trace_write_proc(&rc->w, pid);
+		write_caller(rc, pid, (int)nr, s);
 		pidtab_del(&rc->syscalls, tid);
 		if ((nr == LINUX_NR_execve || nr == LINUX_NR_execveat) && ret < 0 && (s = table_find(&rc->procs, pid, 0)))
 			s->exec_pending = 0;
-		trace_write_proc(&rc->w, pid);
 		trace_write_syscall(&rc->w, (int)nr, rc->nargs[nr] - 1, args, ret);
 		write_populate(rc, pid, (int)nr, args, ret);
 		rc->syscalls_written++;
@@ -257,6 +263,7 @@ static void emit(struct recorder *rc, const struct qev *e)
 	case EV_EXEC:
 		if ((s = table_find(&rc->procs, pid, 1)))
 			s->exec_pending = 1;
+		rec_symbols_forget(rc->sym, pid);
 		return;
 	case EV_EXIT:
 		pidtab_del(&rc->syscalls, tid);
@@ -270,6 +277,7 @@ static void emit(struct recorder *rc, const struct qev *e)
 		trace_write_proc(&rc->w, pid);
 		trace_write_exit(&rc->w, s ? s->exit_status : -1);
 		pidtab_del(&rc->procs, pid);
+		rec_symbols_forget(rc->sym, pid);
 		rc->exits++;
 		return;
 	case QEV_LOST:
@@ -300,8 +308,8 @@ static struct qev *queue_add(struct recorder *rc)
 }
 
 /* Decode a sample's raw tracepoint record into the queue. */
-static void on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
-		      const uint8_t *raw, uint32_t size)
+static struct qev *on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
+			     const uint8_t *raw, uint32_t size)
 {
 	const struct rec_fields *f = &rc->pp.f;
 	int type = raw[0] | raw[1] << 8, ev;
@@ -310,7 +318,8 @@ static void on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
 	for (ev = 0; ev < NR_REC_EVENTS && f->id[ev] != type; ev++)
 		;
 	if (ev == NR_REC_EVENTS || !(e = queue_add(rc)))
-		return;
+		return NULL;
+	e->chain = NULL;
 	e->t = t;
 	e->pid = pid;
 	e->tid = tid;
@@ -318,20 +327,20 @@ static void on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
 	switch (ev) {
 	case EV_FAULT_USER:
 	case EV_FAULT_KERNEL:
-		e->a[0] = rd64(raw + f->fault_address);
-		e->a[1] = rd64(raw + f->fault_error_code);
+		e->a[0] = rec_rd64(raw + f->fault_address);
+		e->a[1] = rec_rd64(raw + f->fault_error_code);
 		break;
 	case EV_SYS_ENTER:
-		e->a[0] = rd64(raw + f->enter_id);
+		e->a[0] = rec_rd64(raw + f->enter_id);
 		memcpy(e->a + 1, raw + f->enter_args, 6 * sizeof(uint64_t));
 		break;
 	case EV_SYS_EXIT:
-		e->a[0] = rd64(raw + f->exit_id);
-		e->a[1] = rd64(raw + f->exit_ret);
+		e->a[0] = rec_rd64(raw + f->exit_id);
+		e->a[1] = rec_rd64(raw + f->exit_ret);
 		break;
 	case EV_NEWTASK:
-		e->a[0] = rd32(raw + f->newtask_pid);
-		e->a[1] = rd64(raw + f->newtask_flags);
+		e->a[0] = rec_rd32(raw + f->newtask_pid);
+		e->a[1] = rec_rd64(raw + f->newtask_flags);
 		break;
 	case EV_EXIT:
 		e->a[0] = f->exit_group_dead >= 0 && (uint32_t)f->exit_group_dead < size
@@ -341,6 +350,7 @@ static void on_sample(struct recorder *rc, int32_t pid, int32_t tid, uint64_t t,
 	default:
 		break;
 	}
+	return e;
 }
 
 static void on_record(void *arg, int cpu, const void *rec, size_t len)
@@ -353,15 +363,16 @@ static void on_record(void *arg, int cpu, const void *rec, size_t len)
 	(void)cpu;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
-		/* PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_RAW */
-		uint32_t size;
+		/* PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_RAW (callers.c) */
+		struct rec_sample s;
 
-		if (len < sizeof(*h) + 20)
+		if (len < sizeof(*h) || rec_parse_sample(&rc->pp, p, len - sizeof(*h), &s))
 			return;
-		size = rd32(p + 16);
-		if (size < 8 || sizeof(*h) + 20 + size > len)
-			return;
-		on_sample(rc, (int32_t)rd32(p), (int32_t)rd32(p + 4), rd64(p + 8), p + 20, size);
+		e = on_sample(rc, s.pid, s.tid, s.t, s.raw, s.raw_size);
+		if (e && s.nchain && e->type == EV_SYS_ENTER && (e->chain = malloc(sizeof(s)))) {
+			s.raw = NULL;
+			*e->chain = s;
+		}
 		return;
 	}
 	case PERF_RECORD_LOST:
@@ -370,10 +381,10 @@ static void on_record(void *arg, int cpu, const void *rec, size_t len)
 		if (!(e = queue_add(rc)))
 			return;
 		e->type = h->type == PERF_RECORD_LOST ? QEV_LOST : QEV_THROTTLE;
-		e->a[0] = rd64(p + 8);
-		e->t = h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 32 ? rd64(p + 24)
-									      : rd64(p);
-		e->pid = len >= sizeof(*h) + 24 ? (int32_t)rd32(p + 16) : 0;
+		e->a[0] = rec_rd64(p + 8);
+		e->t = h->type == PERF_RECORD_LOST && len >= sizeof(*h) + 32 ? rec_rd64(p + 24)
+									      : rec_rd64(p);
+		e->pid = len >= sizeof(*h) + 24 ? (int32_t)rec_rd32(p + 16) : 0;
 		e->tid = e->pid;
 		return;
 	default:
@@ -396,8 +407,10 @@ static void flush_queue(struct recorder *rc, uint64_t limit)
 	size_t i;
 
 	qsort(rc->q, rc->nq, sizeof(*rc->q), qev_cmp);
-	for (i = 0; i < rc->nq && rc->q[i].t <= limit; i++)
+	for (i = 0; i < rc->nq && rc->q[i].t <= limit; i++) {
 		emit(rc, &rc->q[i]);
+		free(rc->q[i].chain);
+	}
 	memmove(rc->q, rc->q + i, (rc->nq - i) * sizeof(*rc->q));
 	rc->nq -= i;
 }
@@ -699,7 +712,10 @@ static int record_abandon(struct session *ss, int kill_it, int code)
 
 static void recorder_free(struct recorder *rc)
 {
+	for (size_t i = 0; i < rc->nq; i++)
+		free(rc->q[i].chain);
 	free(rc->q);
+	rec_symbols_free(rc->sym);
 	pidtab_free(&rc->syscalls);
 	pidtab_free(&rc->procs);
 	pidtab_free(&rc->ended);
@@ -978,6 +994,12 @@ static int recorder_open(struct session *ss)
 				"%s\n", rc->pp.tracefs);
 	for (int k = 0; k < NR_SYSCALLS; k++) /* 0: not traced */
 		rc->nargs[linux_syscalls[k].nr] = linux_syscalls[k].nargs + 1;
+	if (o->callers && !(rc->sym = rec_symbols_new())) {
+		msg_error(-ENOMEM, "record");
+		free(h);
+		free(rc);
+		return RECORD_FAILED;
+	}
 	build_header(h, o->argv, ss->ring_mib, o->no_aslr);
 	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
 	if (!err) {
@@ -1088,7 +1110,7 @@ static int follow_program(struct session *ss, int go, int errp)
 		for (int k = 0; k < NR_SYSCALLS; k++)
 			if (linux_syscalls[k].nargs >= 0)
 				traced[ntraced++] = linux_syscalls[k].nr;
-		err = rec_perf_open(&rc->pp, ss->child, traced, ntraced, ss->ring_mib, why,
+		err = rec_perf_open(&rc->pp, ss->child, traced, ntraced, ss->ring_mib, ss->o->callers, why,
 				    sizeof(why));
 		if (err) {
 			msg_error(0, "record: cannot record: %s", why);

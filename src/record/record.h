@@ -49,7 +49,32 @@ struct rec_perf {
 	struct rec_fields f;
 	char tracefs[64];       /* where tracefs is mounted */
 	int mounted;            /* we mounted it */
+	/* --callers: every sample starts with its event's id
+	 * (PERF_SAMPLE_IDENTIFIER), and sys_enter's carry the user call chain
+	 * and the word at the user stack pointer; enter_id[cpu] tells them */
+	int callers;
+	uint64_t *enter_id;
 };
+
+/* The native-endian fields of perf's records, at any alignment. */
+static inline uint64_t rec_rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t rec_rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
+/* Frames of a call chain kept (perf's sample_max_stack). */
+#define REC_CHAIN_MAX 16
 
 /*
  * Find tracefs (mounting it when absent and we may), read the tracepoints'
@@ -62,7 +87,7 @@ int rec_tracing_setup(struct rec_perf *pp, char *why, size_t whylen);
  * MiB (the kernel refuses to map an inherited event that follows a task
  * across CPUs: every child would write to one buffer). */
 int rec_perf_open(struct rec_perf *pp, pid_t pid, const int *syscalls, int nsyscalls,
-		  size_t ring_mib, char *why, size_t whylen);
+		  size_t ring_mib, int callers, char *why, size_t whylen);
 void rec_perf_close(struct rec_perf *pp);
 /* Call fn for every record in every ring now; returns the number read.
  * Each CPU's records come in time order; across CPUs the caller sorts. */
@@ -72,6 +97,32 @@ uint64_t rec_perf_drain(struct rec_perf *pp, rec_record_fn fn, void *arg);
 size_t rec_perf_pending(struct rec_perf *pp);
 /* poll(2) descriptors: one per CPU (the first event's). */
 int rec_perf_pollfds(struct rec_perf *pp, struct pollfd *pfd, int max);
+
+/* ---- callers.c: record --callers ---- */
+
+/* A sample taken apart: who, when, the tracepoint's raw record and, for a
+ * --callers sys_enter, chain[1..nchain-1] the user call chain (innermost
+ * first) with chain[0] the word at the user stack pointer (0: none). */
+struct rec_sample {
+	int32_t pid, tid;
+	uint64_t t;
+	const uint8_t *raw;
+	uint32_t raw_size;
+	int nchain;             /* 0: no chain */
+	uint64_t chain[REC_CHAIN_MAX + 1];
+};
+/* p, len: a PERF_RECORD_SAMPLE's body.  0, or -1 when it is malformed. */
+int rec_parse_sample(const struct rec_perf *pp, const uint8_t *p, size_t len,
+		     struct rec_sample *s);
+/* Names for the addresses of each process (libdwfl when built with it). */
+struct rec_symbols;
+struct rec_symbols *rec_symbols_new(void);
+/* pid's files are not what they were: it exec'd or exited. */
+void rec_symbols_forget(struct rec_symbols *sy, pid_t pid);
+void rec_symbols_free(struct rec_symbols *sy);
+/* s's chain as "f <- g <- main" into out; its length (0: no chain). */
+size_t rec_symbols_chain(struct rec_symbols *sy, pid_t pid, const struct rec_sample *s, char *out,
+			 size_t len);
 
 /* argv as one line that bash reads back into the same words (the trace
  * header's "command"); when it does not fit in len, whole words only,
@@ -163,6 +214,7 @@ struct record_opts {
 	int force;          /* replace an existing out */
 	int no_aslr;        /* run the command with address-space randomisation off */
 	int as_root;        /* under sudo, keep the command root (else: SUDO_UID's user) */
+	int callers;        /* name the call chain of each mapping call (CALLER records) */
 	char *const *argv;  /* the command, NULL-terminated */
 	int exit_signal;    /* out: the program was killed by this signal */
 };

@@ -67,6 +67,9 @@ struct replay {
 	uint64_t khug_next_ns, grid_next_ns, timer_ns;
 	int settling;             /* --settle: a sample after every wake-up */
 	struct replay_layout layout;
+	/* the last CALLER record: the chain of caller_pid's next SYSCALL */
+	const char *caller;
+	int32_t caller_pid;
 	/* consecutive faults of one kind on consecutive pages, made as one
 	 * thps_touch: one lock and one call for a run instead of each page */
 	struct {
@@ -77,6 +80,8 @@ struct replay {
 };
 
 /* replay.c */
+const char *replay_intern_caller(struct replay_result *res, const char *chain);
+const char *replay_caller(const struct replay *r);
 __attribute__((format(printf, 2, 3))) void replay_note(struct replay *r, const char *fmt, ...);
 struct task *replay_task(struct replay *r, int32_t pid, int create);
 /* A new address space, begun now; NULL when out of memory. */

@@ -63,6 +63,7 @@ struct replay_map_event {
 	int call;                /* REPLAY_MAP_NEW: enum replay_map_call */
 	int prot, flags;         /* REPLAY_MAP_NEW: PROT_*, Linux's MAP_* flags */
 	int advice;              /* REPLAY_MAP_ADVISE: Linux's MADV_* */
+	const char *caller;      /* REPLAY_MAP_NEW, MOVE: the call's chain, or NULL */
 };
 
 struct replay_measure {

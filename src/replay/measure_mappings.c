@@ -273,8 +273,8 @@ static void map_new(struct replay *r, struct replay_mm *mm, const struct replay_
 {
 	struct replay_mapping m = {
 		.start = e->start, .end = e->start + e->len, .kind = e->kind,
-		.call = call_names[e->call], .t_ns = r->now_ns, .len0 = e->len,
-		.prot = e->prot, .flags = e->flags,
+		.call = call_names[e->call], .caller = e->caller, .t_ns = r->now_ns,
+		.len0 = e->len, .prot = e->prot, .flags = e->flags,
 	};
 	int i;
 
@@ -318,7 +318,8 @@ static void map_move(struct replay *r, struct replay_mm *mm, const struct replay
 	if (top < new_end) { /* grown from a range we held nothing of */
 		struct replay_map_event n = { .op = REPLAY_MAP_NEW, .start = top,
 					      .len = new_end - top, .kind = -1,
-					      .call = REPLAY_CALL_mremap, .prot = e->prot };
+					      .call = REPLAY_CALL_mremap, .prot = e->prot,
+					      .caller = e->caller };
 
 		map_new(r, mm, &n);
 	}
@@ -554,6 +555,8 @@ static void json_mapping(struct json *j, const struct replay_mapping *m)
 	json_uint(j, "end", m->end);
 	json_string(j, "kind", replay_map_kind_name(m->kind));
 	json_string(j, "origin", m->call);
+	if (m->caller)
+		json_string(j, "caller", m->caller);
 	json_double(j, "origin_s", (double)m->t_ns * 1e-9);
 	json_uint(j, "origin_length", m->len0);
 	json_string(j, "prot", prot);
@@ -588,6 +591,8 @@ static void mappings_json_mm(struct json *j, const struct replay_mm *mm)
 	json_end_array(j);
 }
 
+static void callers_json(struct json *j, const struct replay_result *res);
+
 static void mappings_json(struct json *j, const struct replay_result *res)
 {
 	struct replay_kind_sum s[REPLAY_NR_KIND_ROWS];
@@ -603,6 +608,96 @@ static void mappings_json(struct json *j, const struct replay_result *res)
 		json_end_object(j);
 	}
 	json_end_array(j);
+	callers_json(j, res);
+}
+
+/*
+ * The rollup by call site, when the trace has CALLER records: each
+ * distinct chain's mappings summed over the processes, the biggest final
+ * Anonymous first: res->ncallers rows, or NULL for a trace recorded
+ * without --callers (and when out of memory: the rollup is left out).
+ */
+struct caller_sum {
+	const char *caller;
+	uint64_t mappings;
+	struct replay_map_figures final, peak;
+};
+
+static int by_caller_final_desc(const void *a, const void *b)
+{
+	const struct caller_sum *x = a, *y = b;
+
+	if (x->final.anon_kb != y->final.anon_kb)
+		return x->final.anon_kb < y->final.anon_kb ? 1 : -1;
+	return strcmp(x->caller, y->caller);
+}
+
+static struct caller_sum *caller_sums(const struct replay_result *res)
+{
+	struct caller_sum *s;
+
+	if (!res->ncallers)
+		return NULL;
+	s = calloc((size_t)res->ncallers, sizeof(*s));
+	if (!s)
+		return NULL;
+	for (int i = 0; i < res->ncallers; i++)
+		s[i].caller = res->callers[i];
+	for (int p = 0; p < res->nmms; p++) {
+		const struct replay_mm *mm = res->mms[p];
+
+		for (int k = 0; k < mm->mappings.n; k++) {
+			const struct replay_mapping *m = &mm->mappings.v[k];
+
+			for (int i = 0; m->caller && i < res->ncallers; i++)
+				if (s[i].caller == m->caller) {
+					s[i].mappings++;
+					fig_add(&s[i].final, &m->final);
+					fig_add(&s[i].peak, &m->peak);
+					break;
+				}
+		}
+	}
+	qsort(s, (size_t)res->ncallers, sizeof(*s), by_caller_final_desc);
+	return s;
+}
+
+static void callers_json(struct json *j, const struct replay_result *res)
+{
+	struct caller_sum *s = caller_sums(res);
+
+	if (!s)
+		return;
+	json_begin_array(j, "mapping_callers");
+	for (int i = 0; i < res->ncallers; i++) {
+		json_begin_object(j, NULL);
+		json_string(j, "caller", s[i].caller);
+		json_uint(j, "mappings", s[i].mappings);
+		json_figures(j, "final", &s[i].final);
+		json_figures(j, "peak", &s[i].peak);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	free(s);
+}
+
+static void callers_text(FILE *f, const struct replay_result *res)
+{
+	struct caller_sum *s = caller_sums(res);
+
+	if (!s)
+		return;
+	fprintf(f, "\nwhere the memory is, by the call that made the mapping (record --callers):\n");
+	fprintf(f, "  %8s %14s %14s %14s  %s\n", "mappings", "Anonymous kB", "AnonHuge kB",
+		"peak Anon kB", "caller");
+	for (int i = 0; i < res->ncallers; i++)
+		if (s[i].mappings)
+			fprintf(f, "  %8llu %14llu %14llu %14llu  %s\n",
+				(unsigned long long)s[i].mappings,
+				(unsigned long long)s[i].final.anon_kb,
+				(unsigned long long)s[i].final.anon_huge_kb,
+				(unsigned long long)s[i].peak.anon_kb, s[i].caller);
+	free(s);
 }
 
 static void mappings_text(FILE *f, const struct replay_result *res)
@@ -624,6 +719,7 @@ static void mappings_text(FILE *f, const struct replay_result *res)
 			(unsigned long long)s[i].peak.anon_kb,
 			(unsigned long long)s[i].peak.anon_huge_kb);
 	}
+	callers_text(f, res);
 }
 
 const struct replay_measure measure_mappings = {

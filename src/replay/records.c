@@ -49,7 +49,8 @@ static void map_made(struct replay *r, struct replay_mm *mm, uint64_t start, uin
 		     enum replay_map_call call, int prot, int flags)
 {
 	struct replay_map_event e = { .op = REPLAY_MAP_NEW, .start = start, .len = PAGE_UP(len),
-				      .kind = kind, .call = call, .prot = prot, .flags = flags };
+				      .kind = kind, .call = call, .prot = prot, .flags = flags,
+				      .caller = replay_caller(r) };
 
 	measures_mapping(r, mm, &e);
 }
@@ -456,7 +457,8 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, const struct trac
 		model_failed(r, "mremap", err);
 	} else {
 		struct replay_map_event e = { .op = REPLAY_MAP_MOVE, .start = to, .len = PAGE_UP(new_len),
-					      .old = old, .old_len = PAGE_UP(old_len) };
+					      .old = old, .old_len = PAGE_UP(old_len),
+					      .caller = replay_caller(r) };
 
 		measures_mapping(r, mm, &e);
 	}

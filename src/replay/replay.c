@@ -397,6 +397,12 @@ static void replay_record(struct replay *r, struct trace_event *ev)
 			layout_syscall(r, ev);
 		else
 			replay_syscall(r, ev);
+		if (ev->pid == r->caller_pid)
+			r->caller = NULL; /* it was this call's */
+		break;
+	case TR_CALLER:
+		r->caller = replay_intern_caller(r->res, ev->name);
+		r->caller_pid = ev->pid;
 		break;
 	case TR_FORK:
 		replay_fork(r, ev);
@@ -516,6 +522,40 @@ out_free:
 	return ret;
 }
 
+/*
+ * A CALLER record's chain, kept once per distinct text for the whole
+ * result (a program makes most of its mappings from a few places): the
+ * mappings point into it.  NULL when out of memory: the mapping is then
+ * reported without its caller.
+ */
+const char *replay_intern_caller(struct replay_result *res, const char *chain)
+{
+	char *s;
+
+	for (int i = res->ncallers - 1; i >= 0; i--)
+		if (!strcmp(res->callers[i], chain))
+			return res->callers[i];
+	if (res->ncallers == res->capcallers) {
+		int cap = res->capcallers ? res->capcallers * 2 : 16;
+		char **v = realloc(res->callers, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		res->callers = v;
+		res->capcallers = cap;
+	}
+	s = strdup(chain);
+	if (s)
+		res->callers[res->ncallers++] = s;
+	return s;
+}
+
+/* The chain of the SYSCALL being replayed, when a CALLER record gave it. */
+const char *replay_caller(const struct replay *r)
+{
+	return r->caller && r->caller_pid == r->cur_pid ? r->caller : NULL;
+}
+
 void replay_result_free(struct replay_result *res)
 {
 	for (int i = 0; i < res->nmms; i++) {
@@ -526,6 +566,9 @@ void replay_result_free(struct replay_result *res)
 		free(res->mms[i]);
 	}
 	free(res->mms);
+	for (int i = 0; i < res->ncallers; i++)
+		free(res->callers[i]);
+	free(res->callers);
 	replay_ranges_free(res->ranges);
 	measures_res_free(res);
 	memset(res, 0, sizeof(*res));

@@ -124,6 +124,8 @@ struct replay_mapping {
 	uint32_t id;             /* per address space, from 1; a fork's child keeps them */
 	int kind;                /* enum replay_map_kind */
 	const char *call;        /* "mmap", "brk", "exec", "mremap" */
+	const char *caller;      /* the call's user call chain (a CALLER record), or NULL;
+				    interned in the result's callers */
 	uint64_t t_ns;           /* when the call was made */
 	uint64_t len0;           /* its length then */
 	int prot, flags;         /* PROT_*, Linux's MAP_* flags of the call */
@@ -307,6 +309,8 @@ const char *replay_work_desc(int row);
 struct replay_result {
 	struct replay_mm **mms;  /* every address space, in the order they began */
 	int nmms, capmms;
+	char **callers;          /* the CALLER records' chains, each once */
+	int ncallers, capcallers;
 	struct replay_series overall; /* sum over live address spaces, and the machine */
 	uint64_t overall_peak_rss_kb, overall_peak_anon_huge_kb;
 	/* the machine-wide figures that mean something for several processes

@@ -47,7 +47,9 @@
 #define TRACE_FAULT_SHIFT 3
 #define TRACE_PAGE_LIMIT (1ULL << 52)
 
-/* Record types (docs/trace-format.md).  FAULT is told by its low bit. */
+/* Record types (docs/trace-format.md).  FAULT is told by its low bit.  The
+ * numbers need not be contiguous (12 is another record's): the reader asks
+ * trace_type_name whether a number exists. */
 #define TRACE_RECORD_TYPES(X)                                                  \
 	X(PROC, 0)    /* pid: the process the next records belong to */       \
 	X(TIME, 1)    /* ns since the previous TIME */                        \
@@ -60,7 +62,8 @@
 	X(LOST, 8)    /* events the kernel dropped */                          \
 	X(KFIG, 9)    /* figures the kernel reported, name and kB pairs */     \
 	X(NOTE, 10)   /* text for a person */                                  \
-	X(END, 11)    /* record and fault counts: the trace is complete */
+	X(END, 11)    /* record and fault counts: the trace is complete */ \
+	X(CALLER, 13) /* user call chain of the pid's next SYSCALL, as text */
 
 #define TRACE_ENUM(name, val) TR_##name = val,
 enum trace_type { TRACE_RECORD_TYPES(TRACE_ENUM) TR_NR_TYPES, TR_FAULT = 100 };
@@ -122,7 +125,7 @@ struct trace_event {
 	/* KFIG */
 	int nkfig;
 	struct trace_kfig kfig[TRACE_KFIG_MAX];
-	/* EXEC file name, VMA name, NOTE text (NUL-terminated) */
+	/* EXEC file name, VMA name, NOTE text, CALLER frames (NUL-terminated) */
 	char name[TRACE_NAME_MAX];
 };
 
@@ -177,6 +180,9 @@ void trace_write_exit(struct trace_writer *w, int64_t status);
 void trace_write_lost(struct trace_writer *w, uint64_t count);
 void trace_write_kfig(struct trace_writer *w, int n, const struct trace_kfig *k);
 void trace_write_note(struct trace_writer *w, const char *text);
+/* The call chain of pid's next SYSCALL record, innermost frame first,
+ * joined by " <- " (e.g. "mmap <- make_big_map <- main"). */
+void trace_write_caller(struct trace_writer *w, const char *frames);
 /* Write the blocks buffered so far (the trace stays open). */
 int trace_writer_flush(struct trace_writer *w);
 /* Write END, flush and close: 0 or the first error.  A writer that hit an

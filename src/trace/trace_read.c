@@ -259,8 +259,8 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 		r->nfaults++;
 		return 1;
 	}
-	ev->type = (int)(h >> 1);
-	if (h >> 1 >= TR_NR_TYPES)
+	ev->type = h >> 1 < TR_NR_TYPES ? (int)(h >> 1) : -1;
+	if (!trace_type_name(ev->type))
 		return fail(r, start, "unknown record type %llu (the trace is damaged, or newer "
 				      "than this thpsim)", (unsigned long long)(h >> 1));
 	switch (ev->type) {
@@ -338,6 +338,7 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 				goto bad;
 		break;
 	case TR_NOTE:
+	case TR_CALLER:
 		if (get_name(r, ev->name, sizeof(ev->name)))
 			goto bad;
 		break;

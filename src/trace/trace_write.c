@@ -27,6 +27,7 @@ const char *trace_type_name(int type)
 {
 	if (type == TR_FAULT)
 		return "FAULT";
+	/* numbers left free in TRACE_RECORD_TYPES have no name */
 	return type >= 0 && type < TR_NR_TYPES ? type_names[type] : NULL;
 }
 
@@ -398,6 +399,15 @@ void trace_write_note(struct trace_writer *w, const char *text)
 
 	p = put_type(p, TR_NOTE);
 	p = put_name(p, text);
+	commit(w, p);
+}
+
+void trace_write_caller(struct trace_writer *w, const char *frames)
+{
+	uint8_t *p = reserve(w, RECORD_MAX);
+
+	p = put_type(p, TR_CALLER);
+	p = put_name(p, frames);
 	commit(w, p);
 }
 

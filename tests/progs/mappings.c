@@ -37,7 +37,8 @@ static void writes(volatile char *p, size_t len, size_t step)
 		p[i] = 1;
 }
 
-static void *map(size_t len)
+/* not inlined: record --callers names it (tests/unit/test_record.c) */
+__attribute__((noinline)) static void *map(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 

@@ -222,6 +222,74 @@ TEST(record_churn_fork_arenas_heap)
 	ASSERT_EQ(R.skips[REPLAY_SKIP_call_failed], 0);
 	ASSERT_EQ(R.skips[REPLAY_SKIP_brk_diverged], 0);
 	ASSERT_EQ(R.skips[REPLAY_SKIP_fault_noproc], 0);
+	ASSERT_EQ(R.ncallers, 0); /* recorded without --callers */
+	replay_result_free(&R);
+	unlink(path);
+}
+
+/* Whether chain ("a <- b <- c") has frame as one of its first n frames. */
+static int has_frame(const char *chain, const char *frame, int n)
+{
+	size_t len = strlen(frame);
+
+	for (int i = 0; chain && i < n; i++) {
+		if (!strncmp(chain, frame, len) && (!chain[len] || chain[len] == ' '))
+			return 1;
+		chain = strstr(chain, " <- ");
+		if (chain)
+			chain += 4;
+	}
+	return 0;
+}
+
+/*
+ * record --callers: tests/progs/mappings makes its 64 MiB and 32 MiB
+ * mappings in map() (built with -g, not inlined) and six threads with
+ * glibc's stacks.  The replay's mappings name map() as the caller of the
+ * mmap (the frame the leaf wrapper's return address gives back) and
+ * pthread_create for each thread stack; the figures are the same as
+ * without callers.
+ */
+TEST(record_callers_name_the_function_that_mapped)
+{
+	char cmd[512];
+	int big = 0, stacks = 0;
+
+	snprintf(cmd, sizeof(cmd), "exec %s/mappings >/dev/null", progs());
+	need_tracing();
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-callers.trace", (int)getpid());
+	unlink(path);
+	{
+		char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+		struct record_opts o = { .out = path, .quiet = 1, .callers = 1, .argv = argv };
+
+		fflush(stdout);
+		ASSERT_EQ(record_run(&o), 0);
+	}
+	replay_with("never");
+	ASSERT(R.ncallers > 0);
+	for (int i = 0; i < R.nmms; i++) {
+		const struct replay_mm *mm = R.mms[i];
+
+		for (int k = 0; k < mm->mappings.n; k++) {
+			const struct replay_mapping *m = &mm->mappings.v[k];
+
+			if (m->kind == REPLAY_MAP_thread_stack) {
+				if (!has_frame(m->caller, "pthread_create", 3))
+					test_fail(__FILE__, __LINE__, "thread stack caller '%s'",
+						  m->caller ? m->caller : "(none)");
+				stacks++;
+			}
+			if (m->len0 == 64ULL << 20 && !strcmp(m->call, "mmap")) {
+				if (!has_frame(m->caller, "map", 3))
+					test_fail(__FILE__, __LINE__, "64 MiB mmap caller '%s'",
+						  m->caller ? m->caller : "(none)");
+				big++;
+			}
+		}
+	}
+	ASSERT(stacks >= 6);
+	ASSERT(big >= 1);
 	replay_result_free(&R);
 	unlink(path);
 }

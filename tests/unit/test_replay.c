@@ -690,6 +690,41 @@ TEST(replay_mappings_merged_vmas_stay_two)
 	assert_mappings_sum(mm);
 }
 
+/*
+ * CALLER records (record --callers): a chain belongs to the next SYSCALL of
+ * its process, not to another process's call in between, nor to a later
+ * call of its own; a mapping keeps its own through an mremap that moves it,
+ * and the same chain is kept once for the result.
+ */
+TEST(replay_mappings_caller_is_the_next_calls)
+{
+	const struct replay_mm *mm;
+
+	tbegin("maps-caller");
+	trace_write_caller(&W, "__mmap <- make_big_map <- main");
+	trace_write_proc(&W, PID + 1);
+	trace_write_note(&W, "another process between the CALLER and its call");
+	trace_write_proc(&W, PID);
+	tsys(9, (int64_t)A, 0, HPAGE, RW, ANON_PRIVATE);
+	tsys(9, (int64_t)(A + MB(8)), 0, HPAGE, RW, ANON_PRIVATE); /* no chain */
+	trace_write_caller(&W, "__mmap <- make_big_map <- main");
+	tsys(9, (int64_t)(A + MB(16)), 0, HPAGE, RW, ANON_PRIVATE);
+	trace_write_caller(&W, "mremap <- grow <- main");
+	tsys(25, (int64_t)(A + MB(32)), A + MB(16), HPAGE, 2 * HPAGE, 3); /* MAYMOVE|FIXED */
+	trace_write_fault(&W, A, 1, 0);
+	trace_write_fault(&W, A + MB(32), 1, 0);
+	trace_write_exit(&W, 0);
+	treplay("transparent_hugepage/enabled=never", NULL);
+	mm = tmm(PID, 0);
+	ASSERT(tmap(mm, A)->caller && !strcmp(tmap(mm, A)->caller, "__mmap <- make_big_map <- main"));
+	ASSERT(tmap(mm, A + MB(8))->caller == NULL);
+	/* moved and grown: still the mapping the mmap made, with its chain */
+	ASSERT(tmap(mm, A + MB(32))->caller == tmap(mm, A)->caller);
+	ASSERT_EQ(tmap(mm, A + MB(32))->end, A + MB(32) + 2 * HPAGE);
+	ASSERT_EQ(R.ncallers, 2);
+	assert_mappings_sum(mm);
+}
+
 /* exec's stack (grown down by a fault below it: the stack's own), the heap
  * grown by brk (one mapping, however many calls) and shrunk, a thread
  * stack (MAP_STACK) and a 40 MiB mmap, under THP never: each written page

@@ -56,6 +56,7 @@ static void write_sample(const char *path)
 	trace_write_lost(&w, 77);
 	trace_write_kfig(&w, 2, k);
 	trace_write_note(&w, "hello");
+	trace_write_caller(&w, "mmap <- make_big_map <- main");
 	ASSERT_OK(trace_writer_close(&w));
 }
 
@@ -149,6 +150,10 @@ TEST(trace_roundtrip)
 	ASSERT_EQ(trace_next(&r, &ev), 1);
 	ASSERT_EQ(ev.type, TR_NOTE);
 	ASSERT(!strcmp(ev.name, "hello"));
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_CALLER);
+	ASSERT_EQ(ev.pid, 1235);
+	ASSERT(!strcmp(ev.name, "mmap <- make_big_map <- main"));
 	ASSERT_EQ(trace_next(&r, &ev), 1);
 	ASSERT_EQ(ev.type, TR_END);
 	ASSERT_EQ(trace_next(&r, &ev), 0);
@@ -466,6 +471,32 @@ static const char *read_to_error(const char *path, int seq, uint64_t *faults, ch
 	ASSERT(e < 0);
 	snprintf(msg, len, "%s", r.err);
 	return msg;
+}
+
+/*
+ * Record type numbers have gaps (12 is left to another record than
+ * CALLER's 13): a number in a gap is refused as unknown, with its offset,
+ * rather than read as its neighbour.  The NOTE record (type 10, h = 0x15)
+ * is rewritten to type 12 (h = 0x19).
+ */
+TEST(trace_type_in_a_gap_is_refused)
+{
+	const uint8_t note[] = { 0x15, 5, 'h', 'e', 'l', 'l', 'o' };
+	const uint8_t gap[] = { 0x19, 5, 'h', 'e', 'l', 'l', 'o' };
+	char path[128], msg[1024], want[80];
+	uint64_t faults;
+	long at;
+
+	ASSERT(trace_type_name(12) == NULL);
+	ASSERT(!strcmp(trace_type_name(TR_CALLER), "CALLER"));
+	tmp_path(path, sizeof(path), "gap");
+	write_sample(path);
+	at = patch_records(path, note, gap, sizeof(note));
+	read_to_error(path, 0, &faults, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "offset %ld: unknown record type 12", at);
+	if (!strstr(msg, want))
+		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+	unlink(path);
 }
 
 /*
