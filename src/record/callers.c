@@ -285,6 +285,15 @@ static int stack_word_is_return(struct rec_symbols *sy, pid_t pid, const struct 
 #endif
 }
 
+int rec_symbols_named(void)
+{
+#ifdef HAVE_LIBDW
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 size_t rec_symbols_chain(struct rec_symbols *sy, pid_t pid, const struct rec_sample *s, char *out,
 			 size_t len)
 {

@@ -120,6 +120,9 @@ struct rec_symbols *rec_symbols_new(void);
 /* pid's files are not what they were: it exec'd or exited. */
 void rec_symbols_forget(struct rec_symbols *sy, pid_t pid);
 void rec_symbols_free(struct rec_symbols *sy);
+/* Whether frames get function names (built with libdw); without, a frame
+ * is file+0xoffset. */
+int rec_symbols_named(void);
 /* s's chain as "f <- g <- main" into out; its length (0: no chain). */
 size_t rec_symbols_chain(struct rec_symbols *sy, pid_t pid, const struct rec_sample *s, char *out,
 			 size_t len);
