@@ -86,6 +86,20 @@ static void print_event(const struct trace_event *ev)
 	case TR_CALLER:
 		printf("CALLER  %s\n", ev->name);
 		break;
+	case TR_ACCESS:
+		if (ev->kind == TRACE_ACCESS_REGION) {
+			printf("ACCESS  0x%" PRIx64 " +%" PRIu64 " kB nr_accesses %" PRIu64 "\n",
+			       ev->addr, ev->len >> 10, ev->count);
+			break;
+		}
+		printf("ACCESS  end: %" PRIu64 " us, %" PRIu64 " checks", ev->acc.interval_us,
+		       ev->acc.checks);
+		if (ev->acc.truth)
+			printf("; kernel: %" PRIu64 " kB present, %" PRIu64 " kB PMD THP, %" PRIu64
+			       " kB smaller THP",
+			       ev->acc.present_kb, ev->acc.pmd_kb, ev->acc.mthp_kb);
+		printf("\n");
+		break;
 	case TR_END:
 		printf("END     %" PRIu64 " records, %" PRIu64 " faults\n", ev->count, ev->faults);
 		break;

@@ -63,6 +63,7 @@
 	X(KFIG, 9)    /* figures the kernel reported, name and kB pairs */     \
 	X(NOTE, 10)   /* text for a person */                                  \
 	X(END, 11)    /* record and fault counts: the trace is complete */ \
+	X(ACCESS, 12) /* pages the pid accessed (DAMON), or a sample's end */ \
 	X(CALLER, 13) /* user call chain of the pid's next SYSCALL, as text */
 
 #define TRACE_ENUM(name, val) TR_##name = val,
@@ -88,6 +89,24 @@ enum trace_touch_kind {
 	TRACE_TOUCH_WRITE,
 	TRACE_TOUCH_POPULATE, /* as the kernel populates: write if writable */
 	TRACE_TOUCH_NR_KINDS
+};
+
+/* ACCESS kinds: a region accessed in the current sample, or the sample's
+ * end (after its regions). */
+enum trace_access_kind {
+	TRACE_ACCESS_REGION, /* addr, len: a region; count: DAMON's nr_accesses */
+	TRACE_ACCESS_END,    /* the sample: see struct trace_access_end */
+	TRACE_ACCESS_NR_KINDS
+};
+
+/* An ACCESS sample's end: how it was taken and, when the recorder could
+ * see them, the kernel's own figures for the accessed regions (pagemap
+ * and kpageflags): kB present, in PMD-mapped THPs, in smaller THPs. */
+struct trace_access_end {
+	uint64_t interval_us; /* the sample's length (DAMON's aggregation interval) */
+	uint64_t checks;      /* the checks of each region in it (aggregation / sampling) */
+	int truth;            /* the kernel's figures below are there */
+	uint64_t present_kb, pmd_kb, mthp_kb;
 };
 
 /* KFIG: the kernel's figures for a process, in kB. */
@@ -118,6 +137,9 @@ struct trace_event {
 	uint64_t len;
 	int prot;         /* VMA: PROT_* bits | TRACE_VMA_SHARED */
 	int kind;         /* VMA: enum trace_vma_kind; TOUCH: enum trace_touch_kind */
+	/* ACCESS: kind is enum trace_access_kind; a region's addr and len,
+	 * count its nr_accesses; a sample's end in acc */
+	struct trace_access_end acc;
 	/* EXIT */
 	int64_t status;
 	/* LOST, END */
@@ -180,6 +202,10 @@ void trace_write_exit(struct trace_writer *w, int64_t status);
 void trace_write_lost(struct trace_writer *w, uint64_t count);
 void trace_write_kfig(struct trace_writer *w, int n, const struct trace_kfig *k);
 void trace_write_note(struct trace_writer *w, const char *text);
+/* ACCESS: a region pid accessed in the sample being written (nr_accesses
+ * of the sample's checks, more than 0), then the sample's end. */
+void trace_write_access(struct trace_writer *w, uint64_t start, uint64_t len, uint64_t nr);
+void trace_write_access_end(struct trace_writer *w, const struct trace_access_end *e);
 /* The call chain of pid's next SYSCALL record, innermost frame first,
  * joined by " <- " (e.g. "mmap <- make_big_map <- main"). */
 void trace_write_caller(struct trace_writer *w, const char *frames);

@@ -223,6 +223,32 @@ static int get_name(struct trace_reader *r, char *out, size_t cap)
 	return 0;
 }
 
+/* An ACCESS record's fields after its type: -1 when malformed; an unknown
+ * kind is left in ev->kind for the caller to refuse. */
+static int read_access(struct trace_reader *r, struct trace_event *ev)
+{
+	struct trace_access_end *e = &ev->acc;
+	uint64_t kind, truth;
+
+	if (get_varint(r, &kind))
+		return -1;
+	ev->kind = kind < TRACE_ACCESS_NR_KINDS ? (int)kind : TRACE_ACCESS_NR_KINDS;
+	if (kind == TRACE_ACCESS_REGION)
+		return get_varint(r, &ev->addr) || get_varint(r, &ev->len) ||
+		       get_varint(r, &ev->count) ? -1 : 0;
+	if (kind != TRACE_ACCESS_END)
+		return 0;
+	memset(e, 0, sizeof(*e));
+	if (get_varint(r, &e->interval_us) || get_varint(r, &e->checks) || get_varint(r, &truth) ||
+	    truth > 1)
+		return -1;
+	e->truth = (int)truth;
+	if (truth && (get_varint(r, &e->present_kb) || get_varint(r, &e->pmd_kb) ||
+		      get_varint(r, &e->mthp_kb)))
+		return -1;
+	return 0;
+}
+
 int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 {
 	uint64_t h, v, start;
@@ -336,6 +362,12 @@ int trace_next_slow(struct trace_reader *r, struct trace_event *ev)
 			if (get_name(r, ev->kfig[i].name, sizeof(ev->kfig[i].name)) ||
 			    get_varint(r, &ev->kfig[i].kb))
 				goto bad;
+		break;
+	case TR_ACCESS:
+		if (read_access(r, ev))
+			goto bad;
+		if (ev->kind >= TRACE_ACCESS_NR_KINDS)
+			return fail(r, start, "ACCESS of unknown kind %d", ev->kind);
 		break;
 	case TR_NOTE:
 	case TR_CALLER:

@@ -402,6 +402,35 @@ void trace_write_note(struct trace_writer *w, const char *text)
 	commit(w, p);
 }
 
+void trace_write_access(struct trace_writer *w, uint64_t start, uint64_t len, uint64_t nr)
+{
+	uint8_t *p = reserve(w, 40);
+
+	p = put_type(p, TR_ACCESS);
+	p = put_varint(p, TRACE_ACCESS_REGION);
+	p = put_varint(p, start);
+	p = put_varint(p, len);
+	p = put_varint(p, nr);
+	commit(w, p);
+}
+
+void trace_write_access_end(struct trace_writer *w, const struct trace_access_end *e)
+{
+	uint8_t *p = reserve(w, 72);
+
+	p = put_type(p, TR_ACCESS);
+	p = put_varint(p, TRACE_ACCESS_END);
+	p = put_varint(p, e->interval_us);
+	p = put_varint(p, e->checks);
+	p = put_varint(p, e->truth ? 1 : 0);
+	if (e->truth) {
+		p = put_varint(p, e->present_kb);
+		p = put_varint(p, e->pmd_kb);
+		p = put_varint(p, e->mthp_kb);
+	}
+	commit(w, p);
+}
+
 void trace_write_caller(struct trace_writer *w, const char *frames)
 {
 	uint8_t *p = reserve(w, RECORD_MAX);

@@ -57,6 +57,11 @@ static void write_sample(const char *path)
 	trace_write_kfig(&w, 2, k);
 	trace_write_note(&w, "hello");
 	trace_write_caller(&w, "mmap <- make_big_map <- main");
+	trace_write_access(&w, 0x7ffff7800000ULL, 0x400000, 17);
+	trace_write_access_end(&w, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
+	trace_write_access_end(&w, &(struct trace_access_end){ .interval_us = 200000, .checks = 40,
+							       .truth = 1, .present_kb = 4096,
+							       .pmd_kb = 2048, .mthp_kb = 64 });
 	ASSERT_OK(trace_writer_close(&w));
 }
 
@@ -154,6 +159,25 @@ TEST(trace_roundtrip)
 	ASSERT_EQ(ev.type, TR_CALLER);
 	ASSERT_EQ(ev.pid, 1235);
 	ASSERT(!strcmp(ev.name, "mmap <- make_big_map <- main"));
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_ACCESS);
+	ASSERT_EQ(ev.kind, TRACE_ACCESS_REGION);
+	ASSERT_EQ(ev.addr, 0x7ffff7800000ULL);
+	ASSERT_EQ(ev.len, 0x400000);
+	ASSERT_EQ(ev.count, 17);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.type, TR_ACCESS);
+	ASSERT_EQ(ev.kind, TRACE_ACCESS_END);
+	ASSERT_EQ(ev.acc.interval_us, 100000);
+	ASSERT_EQ(ev.acc.checks, 20);
+	ASSERT_EQ(ev.acc.truth, 0);
+	ASSERT_EQ(trace_next(&r, &ev), 1);
+	ASSERT_EQ(ev.kind, TRACE_ACCESS_END);
+	ASSERT_EQ(ev.acc.checks, 40);
+	ASSERT_EQ(ev.acc.truth, 1);
+	ASSERT_EQ(ev.acc.present_kb, 4096);
+	ASSERT_EQ(ev.acc.pmd_kb, 2048);
+	ASSERT_EQ(ev.acc.mthp_kb, 64);
 	ASSERT_EQ(trace_next(&r, &ev), 1);
 	ASSERT_EQ(ev.type, TR_END);
 	ASSERT_EQ(trace_next(&r, &ev), 0);
@@ -474,26 +498,40 @@ static const char *read_to_error(const char *path, int seq, uint64_t *faults, ch
 }
 
 /*
- * Record type numbers have gaps (12 is left to another record than
- * CALLER's 13): a number in a gap is refused as unknown, with its offset,
- * rather than read as its neighbour.  The NOTE record (type 10, h = 0x15)
- * is rewritten to type 12 (h = 0x19).
+ * A record type past the last (CALLER's 13) is refused as unknown, with
+ * its offset, rather than read as another (the trace is newer than the
+ * reader, or damaged); so is an ACCESS of a kind the reader does not
+ * know.  The NOTE record (type 10, h = 0x15) is rewritten to type 14
+ * (h = 0x1d); the first ACCESS (type 12, h = 0x19, kind 0) to kind 2.
  */
 TEST(trace_type_in_a_gap_is_refused)
 {
 	const uint8_t note[] = { 0x15, 5, 'h', 'e', 'l', 'l', 'o' };
-	const uint8_t gap[] = { 0x19, 5, 'h', 'e', 'l', 'l', 'o' };
+	const uint8_t gap[] = { 0x1d, 5, 'h', 'e', 'l', 'l', 'o' };
+	/* the first ACCESS: kind, start, length, nr_accesses */
+	const uint8_t access[] = { 0x19, 0x00, 0x80, 0x80, 0x80, 0xbc, 0xff, 0xff, 0x1f,
+				   0x80, 0x80, 0x80, 0x02, 0x11 };
+	uint8_t odd_kind[sizeof(access)];
 	char path[128], msg[1024], want[80];
 	uint64_t faults;
 	long at;
 
-	ASSERT(trace_type_name(12) == NULL);
+	ASSERT(trace_type_name(14) == NULL);
+	ASSERT(!strcmp(trace_type_name(TR_ACCESS), "ACCESS"));
 	ASSERT(!strcmp(trace_type_name(TR_CALLER), "CALLER"));
 	tmp_path(path, sizeof(path), "gap");
 	write_sample(path);
 	at = patch_records(path, note, gap, sizeof(note));
 	read_to_error(path, 0, &faults, msg, sizeof(msg));
-	snprintf(want, sizeof(want), "offset %ld: unknown record type 12", at);
+	snprintf(want, sizeof(want), "offset %ld: unknown record type 14", at);
+	if (!strstr(msg, want))
+		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
+	memcpy(odd_kind, access, sizeof(access));
+	odd_kind[1] = 0x02;
+	write_sample(path);
+	at = patch_records(path, access, odd_kind, sizeof(access));
+	read_to_error(path, 0, &faults, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "offset %ld: ACCESS of unknown kind 2", at);
 	if (!strstr(msg, want))
 		test_fail(__FILE__, __LINE__, "message '%s' lacks '%s'", msg, want);
 	unlink(path);
