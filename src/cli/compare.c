@@ -478,6 +478,9 @@ struct verdict {
 	/* % of it in mTHP folios: all sizes ([0]) and each order's */
 	double mthp_peak[REPLAY_MTHP_ORDERS], mthp_mean[REPLAY_MTHP_ORDERS];
 	int mthp;                         /* any mTHP coverage */
+	/* % of the accessed memory (record --access) a PMD maps; -1: the
+	 * trace has no access samples */
+	double access_pmd;
 	uint64_t zeroed_kb, splits, collapses, fallbacks;
 };
 
@@ -532,6 +535,7 @@ static void verdict_of(const struct policy *pol, int k, struct verdict *v)
 		v->mthp_mean[order] = coverage_mean(&r->coverage, order);
 	}
 	v->mthp = v->mthp_peak[0] > 0 || v->mthp_mean[0] > 0;
+	v->access_pmd = replay_access_pmd_pct(r);
 	v->zeroed_kb = 0;
 	for (int i = 0; i < REPLAY_NR_WORK; i++)
 		if (i != REPLAY_WORK_thp_collapse_alloc)
@@ -571,13 +575,20 @@ static void print_verdict(struct policy *pol, int n)
 	       "program\ntouched, the share a PMD maps: at the peak, and over time), work (kB "
 	       "allocated at faults,\nsplits of PMDs and THPs, collapses, fallbacks)\n",
 	       pol[0].name);
+	int access = pol[0].res.access.n > 0;
+
 	if (mthp)
 		printf("mthp: of the memory touched, the share in mTHP folios (PTE-mapped, below "
 		       "the PMD size)\n");
+	if (access)
+		printf("accessed: of the memory the program accessed (DAMON's samples, record "
+		       "--access), the share a PMD maps\n");
 	printf("%-16s %12s %12s %9s %9s", "policy", "extra peak", "extra final", "cover pk",
 	       "cover avg");
 	if (mthp)
 		printf(" %9s %9s", "mthp pk", "mthp avg");
+	if (access)
+		printf(" %9s", "accessed");
 	printf(" %12s %8s %9s %9s\n", "zeroed kB", "splits", "collapses", "fallbacks");
 	for (int k = 0; k < n; k++) {
 		struct verdict v;
@@ -587,6 +598,8 @@ static void print_verdict(struct policy *pol, int n)
 		       v.extra_peak_kb, v.extra_final_kb, v.cover_peak, v.cover_mean);
 		if (mthp)
 			printf(" %8.1f%% %8.1f%%", v.mthp_peak[0], v.mthp_mean[0]);
+		if (access)
+			printf(" %8.1f%%", v.access_pmd < 0 ? 0.0 : v.access_pmd);
 		printf(" %12" PRIu64 " %8" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", v.zeroed_kb, v.splits,
 		       v.collapses, v.fallbacks);
 	}
@@ -1112,6 +1125,8 @@ static void print_json(const char *path, struct policy *pol, int n)
 			json_double(&j, "touched_in_pmd_over_time_pct", v.cover_mean);
 			if (mthp)
 				json_verdict_mthp(&j, &v, orders);
+			if (v.access_pmd >= 0)
+				json_double(&j, "accessed_in_pmd_pct", v.access_pmd);
 			json_uint(&j, "allocated_at_faults_kB", v.zeroed_kb);
 			json_uint(&j, "splits", v.splits);
 			json_uint(&j, "collapses", v.collapses);

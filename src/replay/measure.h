@@ -20,6 +20,8 @@
  *   touch      the program's first reads or writes of pages
  *              [start, start + pages * 4096) of one, just before the model
  *              takes them
+ *   access     an ACCESS record of mm's process (NULL: no process), the
+ *              model brought up to it (its faults before it made)
  *   tick       a point of the series: idx is the sample's number on the
  *              schedule, or UINT64_MAX for a point outside it (a
  *              --sample-ms point, or before an address space ends)
@@ -74,6 +76,7 @@ struct replay_measure {
 	void (*mapping)(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
 	void (*fork)(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
 	void (*touch)(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write);
+	void (*access)(struct replay *r, struct replay_mm *mm, const struct trace_event *ev);
 	void (*tick)(struct replay *r, uint64_t idx);
 	void (*mm_end)(struct replay *r, struct replay_mm *mm);
 	void (*trace_end)(struct replay *r);
@@ -95,7 +98,8 @@ struct replay_measure {
 	X(series)          \
 	X(mappings)        \
 	X(work)            \
-	X(occupancy)
+	X(occupancy)       \
+	X(access)
 
 #define REPLAY_MEASURE_DECLARE(name) extern const struct replay_measure measure_##name;
 REPLAY_MEASURES(REPLAY_MEASURE_DECLARE)
@@ -108,6 +112,7 @@ void measures_freeing(struct replay *r, struct replay_mm *mm);
 void measures_mapping(struct replay *r, struct replay_mm *mm, const struct replay_map_event *e);
 void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm *child);
 void measures_touch(struct replay *r, struct replay_mm *mm, uint64_t start, uint64_t pages, int write);
+void measures_access(struct replay *r, struct replay_mm *mm, const struct trace_event *ev);
 void measures_tick(struct replay *r, uint64_t idx);
 void measures_mm_end(struct replay *r, struct replay_mm *mm);
 void measures_trace_end(struct replay *r);

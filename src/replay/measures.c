@@ -64,6 +64,11 @@ void measures_fork(struct replay *r, struct replay_mm *parent, struct replay_mm 
 	EACH_R(fork, r, parent, child);
 }
 
+void measures_access(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
+{
+	EACH_R(access, r, mm, ev);
+}
+
 void measures_tick(struct replay *r, uint64_t idx)
 {
 	EACH_R(tick, r, idx);

@@ -302,6 +302,8 @@ static int replay_open(struct replay *r, const char *path, struct trace_reader *
 		snprintf(r->res->command, sizeof(r->res->command), "%s", v);
 	if ((v = trace_header_get(&tr->header, "kernel")))
 		snprintf(r->res->kernel, sizeof(r->res->kernel), "%s", v);
+	if ((v = trace_header_get(&tr->header, "access")))
+		snprintf(r->res->access.source, sizeof(r->res->access.source), "%s", v);
 	r->file_size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 	if (r->o->nfree_blocks) {
 		/* room for every block beside a reserved buddy, and 4 MiB */
@@ -399,6 +401,10 @@ static void replay_record(struct replay *r, struct trace_event *ev)
 			replay_syscall(r, ev);
 		if (ev->pid == r->caller_pid)
 			r->caller = NULL; /* it was this call's */
+		break;
+	case TR_ACCESS:
+		replay_run_flush(r);
+		measures_access(r, r->cur, ev);
 		break;
 	case TR_CALLER:
 		r->caller = replay_intern_caller(r->res, ev->name);

@@ -67,6 +67,32 @@ struct replay_coverage {
 	int n, cap;
 };
 
+/* The pages the program accessed (measure_access.c): one point per ACCESS
+ * sample the recorder took with DAMON (record --access), for the process
+ * it watched.  Of the accessed regions: the pages the model maps, those a
+ * PMD maps (a THP or the huge zero page), those in smaller THP folios
+ * (mTHP, or a PMD-size folio mapped by PTEs after a split), and the
+ * translations (TLB entries on x86-64) they take: one per PMD-mapped
+ * 2 MiB range, one per other page.  With the recording kernel's own
+ * figures for the same regions when the trace has them (recorded under
+ * the kernel's policy, not the replay's). */
+struct replay_access_point {
+	uint64_t t_ns, interval_us;
+	int32_t pid;
+	uint64_t accessed_kb;      /* the regions' size */
+	uint64_t present_kb, pmd_kb, mthp_kb;
+	uint64_t pmd_translations, pte_translations;
+	int kernel;                /* the recording kernel's figures below are there */
+	uint64_t kernel_present_kb, kernel_pmd_kb, kernel_mthp_kb;
+};
+struct replay_access {
+	struct replay_access_point *p;
+	int n, cap;
+	char source[192];          /* the trace's "access" header: how, or why not */
+	struct replay_access_point *pending; /* the sample being read */
+};
+
+
 struct replay_series {
 	struct replay_point *p;
 	int n, cap;
@@ -332,6 +358,7 @@ struct replay_result {
 	/* hugepages-<size>kB/stats/ at the end, by order */
 	uint64_t mthp[THPS_MTHP_MAX_ORDER + 1][THPS_NR_MTHP_STATS];
 	struct replay_coverage coverage; /* measure_occupancy.c */
+	struct replay_access access;     /* measure_access.c */
 	/* the work the policy cost (measure_work.c) */
 	struct replay_work work[REPLAY_NR_WORK];
 	uint64_t work_seen[REPLAY_NR_WORK]; /* the counts at the last tick */
@@ -370,6 +397,10 @@ struct replay_result {
 	char command[512];       /* what was recorded */
 	char kernel[128];
 };
+
+/* Of the accessed pages the model mapped, over every sample, the percent
+ * a PMD maps; -1 without samples (measure_access.c). */
+double replay_access_pmd_pct(const struct replay_result *res);
 
 /* Replay the trace at path.  0, or a negative errno with err set (the
  * trace cannot be opened, a knob is bad).  A trace damaged or cut short

@@ -825,6 +825,50 @@ TEST(edges_compare_says_which_kind_of_mapping_the_extra_is_in)
 	}
 	/* no policy has mTHP folios: the verdict as it was */
 	ASSERT(!strstr(cli_out, "mthp pk"));
+	/* nor access samples: no column for them */
+	ASSERT(!strstr(cli_out, "accessed"));
+	tdir_remove();
+}
+
+/* The verdict's "accessed" column: a trace with one access sample over a
+ * 2 MiB-aligned 8 MiB mapping written once every 2 MiB.  Under always
+ * each write faults a PMD THP (do_huge_pmd_anonymous_page): all 8 MiB
+ * accessed are PMD-mapped, 100%; under never and madvise (no
+ * MADV_HUGEPAGE) the four pages written are 4 KiB pages: 0%. */
+TEST(edges_compare_verdict_accessed_column)
+{
+	uint64_t args[6] = { 0, MB(8), 3, 0x22, (uint64_t)-1, 0 }, addr = 0x7f0000000000ULL;
+	struct trace_header h = { 0 };
+	struct trace_writer w;
+	char trace[256], *row;
+	double a;
+
+	tdir("accv");
+	snprintf(trace, sizeof(trace), "%s/t.trace", dir);
+	ASSERT_OK(trace_writer_open(&w, trace, &h));
+	trace_write_proc(&w, 100);
+	trace_write_exec(&w, "/bin/prog", 0x555555600000ULL, 0x555555600000ULL, 8 << 20);
+	trace_write_syscall(&w, 9, 6, args, (int64_t)addr);
+	for (uint64_t o = 0; o < MB(8); o += MB(2))
+		trace_write_fault(&w, addr + o, 1, 0);
+	trace_write_access(&w, addr, MB(8), 20);
+	trace_write_access_end(&w, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
+	trace_write_exit(&w, 0);
+	ASSERT_OK(trace_writer_close(&w));
+	ASSERT_EQ(thpsim(NULL, "compare", trace, NULL), 0);
+	row = strstr(cli_out, "the verdict");
+	ASSERT(row && strstr(row, "cover avg  accessed"));
+	for (int k = 0; k < 3; k++) {
+		static const char *const name[] = { "\nnever ", "\nmadvise ", "\nalways " };
+		char *r = strstr(row, name[k]);
+
+		ASSERT(r);
+		ASSERT_EQ(sscanf(r + strlen(name[k]), "%*d %*d %*f%% %*f%% %lf%%", &a), 1);
+		ASSERT(k == 2 ? a == 100.0 : a == 0.0);
+	}
+	ASSERT_EQ(thpsim(NULL, "compare", trace, "--format", "json", NULL), 0);
+	ASSERT(strstr(cli_out, "\"accessed_in_pmd_pct\": 100"));
+	ASSERT(strstr(cli_out, "\"accessed_in_pmd_pct\": 0"));
 	tdir_remove();
 }
 

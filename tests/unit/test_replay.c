@@ -966,6 +966,126 @@ TEST(replay_mthp_coverage_per_folio_size)
 	ASSERT_EQ(most, (256 + 16) * 4);
 }
 
+/*
+ * The coverage of the pages a program accessed (record --access's ACCESS
+ * records, measure_access.c).  8 MiB mapped at A (2 MiB-aligned), its
+ * first 4 MiB madvised MADV_HUGEPAGE (madvise splits the VMA there), every
+ * page written.  Under the trace's `madvise`, a write fault gives a PMD THP
+ * where the aligned 2 MiB block lies in a VM_HUGEPAGE VMA
+ * (do_huge_pmd_anonymous_page): blocks 0 and 1; blocks 2 and 3 are 4 KiB
+ * pages.  The sample's regions: [A+1M, A+5M) (1 MiB of block 0, block 1,
+ * 1 MiB of block 2), [A+7M, A+7M+64K) in block 3, and 1 MiB past the
+ * mapping (nothing mapped there).  So: 5184 kB accessed, 4160 mapped,
+ * 3072 by PMDs in 2 translations of 2 MiB, 256 + 16 of 4 KiB.  Under
+ * `always` every block is a THP (4 translations of 2 MiB), under `never`
+ * none (1040 of 4 KiB).  A second sample, after block 0 is unmapped,
+ * covers [A, A+4M): block 1 alone is mapped.  The recording kernel's
+ * figures pass through as they were written.
+ */
+static void access_trace(void)
+{
+	tsys(9, (int64_t)A, 0, 8ULL << 20, RW, ANON_PRIVATE);
+	tsys(28, 0, A, 4ULL << 20, 14, 0);
+	tfaults(A, 8ULL << 20, PAGE, 1);
+	trace_write_access(&W, A + (1ULL << 20), 4ULL << 20, 12);
+	trace_write_access(&W, A + (7ULL << 20), 64 << 10, 3);
+	trace_write_access(&W, A + (8ULL << 20), 1ULL << 20, 1);
+	trace_write_access_end(&W, &(struct trace_access_end){ .interval_us = 100000,
+							       .checks = 20, .truth = 1,
+							       .present_kb = 4160,
+							       .pmd_kb = 3072 });
+	tsys(11, 0, A, HPAGE, 0, 0);
+	trace_write_access(&W, A, 4ULL << 20, 20);
+	trace_write_access_end(&W, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
+	trace_write_exit(&W, 0);
+}
+
+TEST(replay_access_coverage_of_the_sampled_regions)
+{
+	const struct replay_access_point *p;
+
+	tbegin("access");
+	access_trace();
+	keep_trace = 1;
+	treplay(NULL);
+	ASSERT_EQ(R.access.n, 2);
+	p = &R.access.p[0];
+	ASSERT_EQ(p->pid, PID);
+	ASSERT_EQ(p->interval_us, 100000);
+	ASSERT_EQ(p->accessed_kb, 4096 + 64 + 1024);
+	ASSERT_EQ(p->present_kb, 4096 + 64);
+	ASSERT_EQ(p->pmd_kb, 3072);
+	ASSERT_EQ(p->mthp_kb, 0);
+	ASSERT_EQ(p->pmd_translations, 2);
+	ASSERT_EQ(p->pte_translations, 256 + 16);
+	ASSERT_EQ(p->kernel, 1);
+	ASSERT_EQ(p->kernel_present_kb, 4160);
+	ASSERT_EQ(p->kernel_pmd_kb, 3072);
+	p = &R.access.p[1];
+	ASSERT_EQ(p->present_kb, 2048);
+	ASSERT_EQ(p->pmd_kb, 2048);
+	ASSERT_EQ(p->pmd_translations, 1);
+	ASSERT_EQ(p->pte_translations, 0);
+	ASSERT_EQ(p->kernel, 0);
+	/* over both samples: 5120 of 6208 kB mapped by PMDs */
+	ASSERT(replay_access_pmd_pct(&R) > 82.4 && replay_access_pmd_pct(&R) < 82.5);
+
+	treplay_again("transparent_hugepage/enabled=always");
+	p = &R.access.p[0];
+	ASSERT_EQ(p->present_kb, 4160);
+	ASSERT_EQ(p->pmd_kb, 4160);
+	ASSERT_EQ(p->pmd_translations, 4);
+	ASSERT_EQ(p->pte_translations, 0);
+	tbegin("access");
+	access_trace();
+	treplay("transparent_hugepage/enabled=never", NULL);
+	p = &R.access.p[0];
+	ASSERT_EQ(p->present_kb, 4160);
+	ASSERT_EQ(p->pmd_kb, 0);
+	ASSERT_EQ(p->pte_translations, 1040);
+}
+
+/*
+ * Under another address layout the accessed regions move with the mapping
+ * they lie in.  An mmap of 5 MiB + 4 KiB without a hint (not a multiple of
+ * 2 MiB: no kernel aligns it) moves with the mmap base, by whole pages;
+ * the sample is its first and last pages, mapped in every layout.  Were
+ * the regions left at their recorded addresses, a layout that moved the
+ * mapping would find one of them unmapped.
+ */
+TEST(replay_access_regions_move_with_the_layout)
+{
+	const uint64_t len = (5ULL << 20) + PAGE;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = 7 };
+	char err[1024];
+	int moved = 0;
+
+	tbegin("access-layout");
+	tsys(9, (int64_t)A, 0, len, RW, ANON_PRIVATE);
+	tfaults(A, len, PAGE, 1);
+	trace_write_access(&W, A, PAGE, 5);
+	trace_write_access(&W, A + len - PAGE, PAGE, 5);
+	trace_write_access_end(&W, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	for (int k = 1; k < 8; k++) {
+		const struct replay_mm *mm;
+
+		replay_result_free(&R);
+		o.layout = k;
+		if (replay_run(P, &o, &R, err, sizeof(err)))
+			test_fail(__FILE__, __LINE__, "replay: %s", err);
+		mm = tmm(PID, 0);
+		for (int i = 0; i < mm->mappings.n; i++)
+			if (mm->mappings.v[i].len0 == len && mm->mappings.v[i].start != A)
+				moved++;
+		ASSERT_EQ(R.access.n, 1);
+		ASSERT_EQ(R.access.p[0].present_kb, 8);
+	}
+	ASSERT(moved > 0);
+	unlink(P);
+}
+
 /* Under memory.max (issue 28): the parent holds 16 MiB, its child (after
  * exec, an address space of its own) writes 12 MiB more under a limit of
  * 24 MiB.  The child's fault that does not fit calls the OOM killer, whose
