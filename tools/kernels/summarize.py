@@ -408,6 +408,53 @@ def series(sec):
     return out, problems
 
 
+# The coverage of the accessed memory (issue 25): a program recorded with
+# THP never and access sampling (record --access), replayed under always,
+# against a real run under always sampled the same way (record --measure
+# --access: DAMON's regions, and pagemap with kpageflags for what backs
+# them).  The two runs spend different times filling their memory (the
+# recording takes a fault per 4 KiB page, the real run one per 2 MiB), so
+# their samples are paired from the end: the last ACCESS_LAST samples of
+# each, the program's steady reading phase, skipping the very last (cut
+# by the exit).  Each pair's share of the accessed memory in PMD-mapped
+# THPs within ACCESS_TOL_PP percentage points.
+ACCESS_LAST = 8
+ACCESS_TOL_PP = 5.0
+
+
+def access_share(pmd, present):
+    return 100.0 * pmd / present if present else None
+
+
+def access_coverage(sec):
+    out, problems = [], []
+    for key in sec:
+        if not key.startswith("access-real "):
+            continue
+        name = key[len("access-real "):]
+        real, err = load_json(sec, key)
+        pred, err2 = load_json(sec, "access-pred " + name)
+        if err or err2:
+            problems.append("access %s: %s" % (name, err or err2))
+            continue
+        rpts = [access_share(x["pmd_kB"], x["present_kB"]) for x in real.get("access", [])]
+        ppts = [access_share(x["pmd_kB"], x["present_kB"])
+                for x in pred.get("access", {}).get("points", [])]
+        rpts = [x for x in rpts[:-1] if x is not None][-ACCESS_LAST:]
+        ppts = [x for x in ppts[:-1] if x is not None][-ACCESS_LAST:]
+        n = min(len(rpts), len(ppts))
+        if n < 3:
+            problems.append("access %s: too few samples to compare (real %d, predicted %d)" % (
+                name, len(rpts), len(ppts)))
+            continue
+        pairs = list(zip(rpts[-n:], ppts[-n:]))
+        worst = max(abs(a - b) for a, b in pairs)
+        out.append({"name": name, "pairs": [{"kernel": round(a, 1), "model": round(b, 1)}
+                                            for a, b in pairs],
+                    "worst_pp": round(worst, 1), "ok": worst <= ACCESS_TOL_PP})
+    return out, problems
+
+
 def save_traces(sec, results):
     """The guest's traces next to its results: RELEASE.NAME.trace, for
     'thpsim replay' on the host."""
@@ -538,6 +585,8 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
     rows, problems, notes, k["attribution"] = programs(sec)
     k["series"], sproblems = series(sec)
     problems += sproblems
+    k["access"], aproblems = access_coverage(sec)
+    problems += aproblems
     k["programs"] = rows
     k["notes"] = notes
     k["problems"] += problems
@@ -664,6 +713,9 @@ def main():
         sgood = sum(1 for x in k.get("series", []) if x["ok"])
         passed += sgood
         failed += len(k.get("series", [])) - sgood
+        cgood = sum(1 for x in k.get("access", []) if x["ok"])
+        passed += cgood
+        failed += len(k.get("access", [])) - cgood
         passed += k["match"] + good + unit["passed"]
         failed += unit["failed"]
         skipped += unit["skipped"]
@@ -739,6 +791,11 @@ def main():
                 " ".join("%d/%d" % (r["kernel"], r["model"]) for r in x["points"]),
                 "ok" if x["ok"] else "OUTSIDE (window %.1f s and 1 MiB; last 3%% or 1 MiB)"
                 % SERIES_WINDOW_S))
+        for x in k.get("access", []):
+            p("  access   %-26s accessed memory in PMD THPs, kernel/model %%, the last samples: "
+              "%s  %s" % (x["name"], " ".join("%.1f/%.1f" % (r["kernel"], r["model"])
+                                             for r in x["pairs"]),
+                          "ok" if x["ok"] else "OUTSIDE %.0f points" % ACCESS_TOL_PP))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     p("kernels: %d passed, %d failed, %d skipped" % (passed, failed, skipped))

@@ -331,6 +331,36 @@ def a_kernel_that_cannot_run_is_skipped_not_passed(tmp):
     assert last == "kernels: 2 passed, 0 failed, 1 skipped", last
 
 
+@test
+def access_coverage_pairs_the_last_samples(tmp):
+    """The accessed memory's share in PMD THPs: a real run sampled 14
+    times (a filling phase of 0%, then 98%) against a replay sampled 11
+    times (1 filling, then 96%): the last 8 samples of each, but the very
+    last, are paired from the end; within 5 points passes, 10 apart fails."""
+    def real(shares):
+        return json.dumps({"processes": [], "access": [
+            {"t_ms": 100 * i, "accessed_kB": 4096, "present_kB": 4096,
+             "pmd_kB": int(4096 * x / 100)} for i, x in enumerate(shares)]})
+
+    def pred(shares):
+        return json.dumps({"access": {"points": [
+            {"t_ms": 100 * i, "accessed_kB": 4096, "present_kB": 4096,
+             "pmd_kB": int(4096 * x / 100)} for i, x in enumerate(shares)]}})
+    text = guest([scenario("a", "match")])
+    extra = section("access-real hot", real([0] * 4 + [98] * 9 + [50])) + \
+        section("access-pred hot", pred([0] + [96] * 9 + [10]))
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 0, (rc, last)
+    assert s[0]["access"][0]["ok"] and len(s[0]["access"][0]["pairs"]) == 8, s[0]["access"]
+    extra = section("access-real hot", real([0] * 4 + [98] * 9 + [50])) + \
+        section("access-pred hot", pred([0] + [88] * 9 + [10]))
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 1 and not s[0]["access"][0]["ok"], (rc, s[0]["access"])
+    assert s[0]["access"][0]["worst_pp"] > 9, s[0]["access"]
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
