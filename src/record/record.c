@@ -461,14 +461,20 @@ static void access_start(struct recorder *rc, pid_t pid)
 static void access_sample(struct recorder *rc, int at_exit)
 {
 	struct rec_damon *d = &rc->damon;
-	int err;
+	int err, due = now_ns() >= d->last_ns + d->aggr_us * 1000 / 2;
 
-	if (!d->running || now_ns() < d->last_ns + d->aggr_us * 1000 / 2)
+	if (!d->running)
+		return;
+	if (at_exit)
+		d->running = 0; /* the process is going: no sample after this one */
+	if (!due)
 		return;
 	err = rec_damon_sample(d);
 	if (err) {
 		char note[160];
 
+		if (at_exit)
+			return;
 		d->running = 0;
 		snprintf(note, sizeof(note), "access sampling stopped: DAMON gave no sample (%s)",
 			 strerror(-err));
@@ -481,8 +487,6 @@ static void access_sample(struct recorder *rc, int at_exit)
 	trace_write_proc(&rc->w, d->pid);
 	rec_damon_write(d, &rc->w);
 	rc->access_regions += d->nreg;
-	if (at_exit)
-		d->running = 0; /* the process is going: no more samples */
 }
 
 /* ---- the program under ptrace ---- */

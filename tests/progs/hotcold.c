@@ -2,12 +2,14 @@
  * hotcold.c - a working set smaller than the memory: SIZE MiB written
  * once, then for SECONDS only HOT MiB in its middle read, every cache line
  * over and over.  What "record --access" must tell apart (the hot range
- * accessed in every sample, the rest in none); also a program that runs
- * for a set time for the recorder's benchmark.
+ * accessed in every sample, the rest in none); with --passes, a set amount
+ * of work for the recorder's benchmark (thpsim bench: record --access
+ * against record).
  *
- *   hotcold [--size MiB] [--hot MiB] [--seconds S]
+ *   hotcold [--size MiB] [--hot MiB] [--seconds S | --passes N]
  *
- * Defaults: 32 MiB, 8 MiB hot, 1.5 s.  Prints "hot START END" and
+ * Defaults: 32 MiB, 8 MiB hot, 1.5 s; --passes N: N passes over the hot
+ * range, however long they take.  Prints "hot START END" and
  * "cold START END" (the whole mapping) as hex addresses, then, when the
  * reading starts, unmaps a page of its own mapped for the purpose: the
  * munmap of 4096 bytes in the trace marks the moment.
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
 {
 	size_t size = 32 * MB, hot = 8 * MB, off;
 	double secs = 1.5, t0;
+	unsigned long passes = 0, pass = 0;
 	volatile unsigned long sum = 0;
 	char *base, *marker;
 
@@ -42,6 +45,8 @@ int main(int argc, char **argv)
 			hot = strtoul(argv[i + 1], NULL, 0) * MB;
 		else if (!strcmp(argv[i], "--seconds"))
 			secs = strtod(argv[i + 1], NULL);
+		else if (!strcmp(argv[i], "--passes"))
+			passes = strtoul(argv[i + 1], NULL, 0);
 		else
 			return fprintf(stderr, "hotcold: unknown option %s\n", argv[i]), 2;
 	}
@@ -61,6 +66,6 @@ int main(int argc, char **argv)
 	do {
 		for (size_t i = off; i < off + hot; i += 64)
 			sum += (unsigned char)base[i];
-	} while (now() - t0 < secs);
+	} while (passes ? ++pass < passes : now() - t0 < secs);
 	return sum == 0; /* every byte is 1 */
 }
