@@ -21,7 +21,10 @@
  *                      whether access sampling is on): refuse unless the
  *                      sysfs interface is there, we are root, no kdamond
  *                      exists (someone else's monitor is left alone, even
- *                      one that is off) and vaddr is available; then one
+ *                      one that is off), none of the kernel's own DAMON
+ *                      modules runs (they run alone: Debian's 6.18 starts
+ *                      DAMON_STAT at boot, and "on" then fails with EBUSY)
+ *                      and vaddr is available; then one
  *                      kdamond, one context, one target, one stat scheme,
  *                      the intervals.
  *   rec_damon_start    after the first process's exec: its pid, "on".
@@ -93,6 +96,28 @@ static int why_fail(char *why, size_t len, int err, const char *fmt, ...)
 	vsnprintf(why, len, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+/* The kernel's own users of DAMON, each with its module parameter
+ * "enabled" (Y or N): while one runs, DAMON starts nothing else (it runs
+ * its monitor exclusively). */
+static const char *const damon_modules[] = { "damon_stat", "damon_reclaim", "damon_lru_sort" };
+
+/* 0, or -EBUSY with why when one of damon_modules is enabled; their
+ * parameters are under /sys/module, or beside an imitated admin folder. */
+static int check_modules(const struct rec_damon *d, int imitated, char *why, size_t len)
+{
+	char p[512], v[8];
+
+	for (size_t i = 0; i < sizeof(damon_modules) / sizeof(damon_modules[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s/parameters/enabled", imitated ? d->root : "/sys/module",
+			 damon_modules[i]);
+		if (sysfile_read(p, v, sizeof(v)) > 0 && v[0] == 'Y')
+			return why_fail(why, len, -EBUSY, "DAMON is in use on this machine (the "
+					"kernel's %s: %s is Y): thpsim leaves it alone",
+					damon_modules[i], p);
+	}
+	return 0;
 }
 
 /* Whether the word w is one of the words of s (avail_operations: one a
@@ -180,6 +205,8 @@ int rec_damon_prepare(struct rec_damon *d, const char *root, uint64_t aggr_us, c
 	if (n != 0)
 		return why_fail(why, len, -EBUSY, "DAMON is in use on this machine (%llu "
 				"kdamonds): thpsim leaves it alone", (unsigned long long)n);
+	if ((err = check_modules(d, root != NULL, why, len)))
+		return err;
 	if ((err = sysfile_write(p, "1")))
 		return why_fail(why, len, err, "cannot make a kdamond (%s): %s", p,
 				strerror(-err));
@@ -210,7 +237,8 @@ int rec_damon_start(struct rec_damon *d, pid_t pid, char *why, size_t len)
 	err = dwrite(d, KDAMOND "/state", "on");
 	if (err)
 		return why_fail(why, len, err, "DAMON did not start (writing on to %s/" KDAMOND
-				"/state): %s", d->root, strerror(-err));
+				"/state): %s%s", d->root, strerror(-err),
+				err == -EBUSY ? " (another user of DAMON runs alone)" : "");
 	d->pid = pid;
 	d->running = 1;
 	return 0;

@@ -235,10 +235,12 @@ struct rec_damon {
 
 /*
  * Before the program runs: DAMON vaddr set up on root (NULL:
- * REC_DAMON_ROOT) for an aggregation interval of aggr_us, not started.
- * 0, or a negative errno with a sentence in why (no sysfs interface, not
- * root, DAMON in use by someone else, no vaddr, a write refused); nothing
- * is left changed then.
+ * REC_DAMON_ROOT; a test's imitation of it has the kernel's DAMON modules'
+ * parameters in it too, as root/damon_stat/parameters/enabled) for an
+ * aggregation interval of aggr_us, not started.  0, or a negative errno
+ * with a sentence in why (no sysfs interface, not root, DAMON in use by
+ * someone else: a kdamond, or one of the kernel's DAMON modules enabled;
+ * no vaddr; a write refused); nothing is left changed then.
  */
 int rec_damon_prepare(struct rec_damon *d, const char *root, uint64_t aggr_us, char *why,
 		      size_t len);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <unistd.h>
 
@@ -921,7 +922,8 @@ static void get_file(const char *dir, const char *rel, char *out, size_t len)
 }
 
 /* DAMON's sysfs folder imitated by plain files: a kdamond that exists
- * (someone else's, even off) is left alone, nothing written; a kernel
+ * (someone else's, even off), or the kernel's DAMON_STAT enabled, is left
+ * alone, nothing written; a kernel
  * whose operations lack vaddr gets what was set up undone (nr_kdamonds 0
  * again). */
 TEST(record_access_leaves_damon_in_use_alone)
@@ -939,6 +941,18 @@ TEST(record_access_leaves_damon_in_use_alone)
 			    "alone"));
 	get_file(dir, "kdamonds/nr_kdamonds", got, sizeof(got));
 	ASSERT(!strcmp(got, "2\n"));
+	/* the kernel's DAMON_STAT runs (Debian's 6.18 starts it at boot) */
+	fake_damon(dir, "0\\n", "vaddr\\n");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/damon_stat/parameters && echo Y > "
+		 "%s/damon_stat/parameters/enabled", dir, dir);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_EQ(rec_damon_prepare(&d, dir, 100000, why, sizeof(why)), -EBUSY);
+	if (!strstr(why, "DAMON is in use on this machine (the kernel's damon_stat: "))
+		test_fail(__FILE__, __LINE__, "why: %s", why);
+	get_file(dir, "kdamonds/nr_kdamonds", got, sizeof(got));
+	ASSERT(!strcmp(got, "0\n"));
+	snprintf(cmd, sizeof(cmd), "rm -r %s/damon_stat", dir);
+	ASSERT_EQ(system(cmd), 0);
 	/* no vaddr among the operations */
 	fake_damon(dir, "0\\n", "fvaddr\\npaddr\\n");
 	ASSERT_EQ(rec_damon_prepare(&d, dir, 100000, why, sizeof(why)), -EOPNOTSUPP);
@@ -1042,4 +1056,65 @@ TEST(record_access_samples_the_hot_range)
 	get_file(REC_DAMON_ROOT, "kdamonds/nr_kdamonds", line, sizeof(line));
 	ASSERT(!strcmp(line, "0\n"));
 	unlink(path);
+}
+
+/* The AnonHugePages of the VMA of this process that holds addr, from
+ * /proc/self/smaps; -1 when not found. */
+static long anon_huge_kb_at(uint64_t addr)
+{
+	struct rec_vma *v;
+	long kb = -1;
+	int n = rec_read_smaps_vmas(getpid(), &v);
+
+	for (int i = 0; i < n; i++)
+		if (v[i].start <= addr && addr < v[i].end)
+			kb = (long)v[i].anon_huge_kb;
+	if (n > 0)
+		free(v);
+	return kb;
+}
+
+/*
+ * The kernel's figures of an ACCESS sample, on this process: 4 MiB written
+ * in a mapping with MADV_HUGEPAGE are 4096 kB present, and the kB in
+ * PMD-mapped THPs are the VMA's AnonHugePages as smaps has them (0 where
+ * THP is off or no huge page was free); a region that starts and ends
+ * inside 2 MiB blocks counts only its own pages.
+ */
+TEST(record_access_truth_counts_present_and_thp_pages)
+{
+	const uint64_t two = 2ULL << 20;
+	struct rec_access_region r[2];
+	struct trace_access_end e = { 0 };
+	char *m;
+	uint64_t a;
+	long huge;
+
+	if (geteuid() != 0)
+		test_skip("not root: pagemap hides the frame numbers");
+	if (access("/proc/kpageflags", R_OK))
+		test_skip("no /proc/kpageflags");
+	m = mmap(NULL, 4 * two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(m != MAP_FAILED);
+	a = ((uint64_t)(uintptr_t)m + two - 1) & ~(two - 1);
+	madvise((void *)(uintptr_t)a, 2 * two, MADV_HUGEPAGE);
+	memset((void *)(uintptr_t)a, 1, 2 * two);
+	huge = anon_huge_kb_at(a);
+	r[0] = (struct rec_access_region){ a, 2 * two, 1 };
+	rec_access_truth(getpid(), r, 1, &e);
+	printf("  4 MiB with MADV_HUGEPAGE: %llu kB present, %llu kB PMD THP, %llu kB smaller "
+	       "THP; smaps AnonHugePages %ld kB\n", (unsigned long long)e.present_kb,
+	       (unsigned long long)e.pmd_kb, (unsigned long long)e.mthp_kb, huge);
+	ASSERT_EQ(e.truth, 1);
+	ASSERT_EQ(e.present_kb, 4096);
+	ASSERT_EQ((long)e.pmd_kb, huge);
+	ASSERT_LE(e.pmd_kb + e.mthp_kb, 4096);
+	/* 64 kB at the start and 64 kB at the end of the range */
+	r[0] = (struct rec_access_region){ a, 64 << 10, 1 };
+	r[1] = (struct rec_access_region){ a + 2 * two - (64 << 10), 64 << 10, 1 };
+	rec_access_truth(getpid(), r, 2, &e);
+	ASSERT_EQ(e.truth, 1);
+	ASSERT_EQ(e.present_kb, 128);
+	ASSERT_EQ(e.pmd_kb, huge == 4096 ? 128 : e.pmd_kb);
+	munmap(m, 4 * two);
 }
