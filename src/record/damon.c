@@ -426,9 +426,13 @@ static int region_truth(int pfd, int kfd, uint64_t start, uint64_t end, struct t
 		uint64_t lo = (start > b ? start - b : 0) >> PAGE_SHIFT_4K;
 		uint64_t hi = ((end < b + PMD_BYTES ? end : b + PMD_BYTES) - b) >> PAGE_SHIFT_4K;
 		uint64_t present = 0;
-		ssize_t got = pread(pfd, pm, sizeof(pm), (off_t)((b >> PAGE_SHIFT_4K) * 8));
+		ssize_t got;
 
-		if (got != (ssize_t)sizeof(pm))
+		/* the block may end past the last user page (the stack's, at the
+		 * top when randomisation is off): pagemap stops there */
+		memset(pm, 0, sizeof(pm));
+		got = pread(pfd, pm, sizeof(pm), (off_t)((b >> PAGE_SHIFT_4K) * 8));
+		if (got < 0 || (uint64_t)got < hi * 8)
 			return -1;
 		for (uint64_t i = lo; i < hi; i++) {
 			if (!(pm[i] & PM_PRESENT))
