@@ -368,10 +368,19 @@ TEST(record_bad_arguments)
 	char *noout[] = { "record", "--", "true", NULL };
 	char *nocmd[] = { "record", "-o", "/tmp/x.trace", NULL };
 	char *badbuf[] = { "record", "--buffer", "0", "-o", "/tmp/x.trace", "--", "true", NULL };
+	char *fastacc[] = { "record", "--access-ms", "19", "-o", "/tmp/x.trace", "--", "true", NULL };
+	char *slowacc[] = { "record", "--access-ms", "10001", "-o", "/tmp/x.trace", "--", "true",
+			    NULL };
+	char *noacc[] = { "record", "-o", "/tmp/x.trace", "--access-ms", NULL };
+	char *accmeasure[] = { "record", "--measure", "--access", "--", "true", NULL };
 
 	ASSERT_EQ(cmd_record(3, noout), 2);
 	ASSERT_EQ(cmd_record(3, nocmd), 2);
 	ASSERT_EQ(cmd_record(7, badbuf), 2);
+	ASSERT_EQ(cmd_record(7, fastacc), 2);
+	ASSERT_EQ(cmd_record(7, slowacc), 2);
+	ASSERT_EQ(cmd_record(4, noacc), 2);
+	ASSERT_EQ(cmd_record(5, accmeasure), 2);
 }
 
 /* What bash reads back from line: the words, each ended by a NUL (the
