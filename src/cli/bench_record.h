@@ -37,6 +37,11 @@ struct bench_record {
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */
 	char perf_skipped[64];
+	/* record --access over record of hotcold (tests/progs) doing a set
+	 * amount of work: median wall times, in turns */
+	double access_plain_s, access_s, access_bare_s;
+	unsigned long access_passes;
+	char access_skipped[512];            /* why not (no DAMON vaddr here) */
 };
 
 void bench_record_collect(struct bench_record *b);

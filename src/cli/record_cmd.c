@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
 	"usage: thpsim record -o TRACE [--force] [--buffer MiB] [--no-aslr] [--as-root] [-q]\n"
-	"                     [--runs N] [--callers]\n"
+	"                     [--runs N] [--callers] [--access] [--access-ms N]\n"
 	"                     -- COMMAND [ARG]...\n"
 	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
 	"                     -- COMMAND [ARG]...\n"
@@ -35,6 +35,15 @@ static const char usage_text[] =
 	"               function where the files have symbols (else file+0xoffset), so\n"
 	"               that replay says which code made each mapping ('caller'); chains\n"
 	"               follow frame pointers, and code built without them shows less\n"
+	"  --access     sample which pages COMMAND's first process accesses with the\n"
+	"               kernel's DAMON (virtual-address monitoring: CONFIG_DAMON_VADDR and\n"
+	"               CONFIG_DAMON_SYSFS), one sample per aggregation interval, with\n"
+	"               the pages present and in THPs in the accessed regions; its\n"
+	"               children are not sampled.  Where DAMON cannot be used (no such\n"
+	"               kernel, or DAMON already in use: it is left alone) the trace is\n"
+	"               recorded without samples and its header says why (access=)\n"
+	"  --access-ms N  --access with an aggregation interval of N ms (20 to 10000,\n"
+	"               default 100; DAMON checks each region N/20 ms apart)\n"
 	"  --runs N     run COMMAND N times (1 to 100), one after the other: -o PREFIX\n"
 	"               writes PREFIX.1.trace ... PREFIX.N.trace (.json with --measure),\n"
 	"               none written if any is there without --force; replay them\n"
@@ -97,7 +106,9 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	const char *out = NULL;
 	uint64_t ring_mib = 64, runs = 0;
-	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, callers = 0, i, rc;
+	uint64_t access_ms = 0;
+	int measure = 0, quiet = 0, force = 0, no_aslr = 0, as_root = 0, callers = 0, access = 0;
+	int i, rc;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -123,6 +134,15 @@ int cmd_record(int argc, char **argv)
 			as_root = 1;
 		} else if (!strcmp(argv[i], "--callers")) {
 			callers = 1;
+		} else if (!strcmp(argv[i], "--access")) {
+			access = 1;
+		} else if (!strcmp(argv[i], "--access-ms")) {
+			if (i + 1 >= argc || cli_parse_u64(argv[++i], &access_ms) ||
+			    access_ms < REC_ACCESS_MS_MIN || access_ms > REC_ACCESS_MS_MAX)
+				return cli_usage("record: --access-ms takes milliseconds, %d to %d (the "
+						 "aggregation interval of DAMON's access samples)",
+						 REC_ACCESS_MS_MIN, REC_ACCESS_MS_MAX);
+			access = 1;
 		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
 			if (cli_parse_u64(argv[++i], &runs) || !runs || runs > 100)
 				return cli_usage("record: --runs takes a count, 1 to 100");
@@ -139,6 +159,9 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("record: no COMMAND to run\n%s", usage_text);
 	if (!out && !measure)
 		return cli_usage("record: -o TRACE is required\n%s", usage_text);
+	if (access && measure)
+		return cli_usage("record: --access samples into a trace; --measure writes none\n%s",
+				 usage_text);
 	if (runs && !out)
 		return cli_usage("record: --runs needs -o PREFIX\n%s", usage_text);
 
@@ -150,6 +173,8 @@ int cmd_record(int argc, char **argv)
 	o.no_aslr = no_aslr;
 	o.as_root = as_root;
 	o.callers = callers;
+	o.access = access;
+	o.access_ms = (unsigned)access_ms;
 	o.argv = argv + i;
 	if (runs)
 		return record_runs(&o, out, runs);

@@ -30,6 +30,14 @@
  *    the snapshot lands in the trace exactly where it belongs.  Signals are
  *    passed on unchanged; job-control stops are kept (PTRACE_LISTEN).
  *
+ * With --access, DAMON samples which pages the program's first process
+ * accesses (damon.c): set up before the program runs, so that the header
+ * says whether it is on, started at the process's first exec stop, asked
+ * for a sample from the loop once half an aggregation interval has passed
+ * since the last (the request waits for the end of the interval in
+ * progress, so every interval is one sample), and once more at the
+ * process's exit stop.
+ *
  * Lost events (the ring buffer overflowed) become LOST records and a
  * warning; the program's output, input and exit status pass through.
  */
@@ -126,6 +134,8 @@ struct recorder {
 	uint64_t seq;
 	struct rec_symbols *sym; /* --callers */
 	uint64_t callers;     /* CALLER records written */
+	struct rec_damon damon; /* --access: damon.made once set up */
+	uint64_t access_regions; /* ACCESS region records written */
 };
 
 static uint64_t now_ns(void)
@@ -424,6 +434,61 @@ static void drain_all(struct recorder *rc, int all)
 	flush_queue(rc, all ? UINT64_MAX : t - REORDER_MARGIN_NS);
 }
 
+/* ---- record --access ---- */
+
+/* The first process's exec: DAMON starts monitoring it (once: it follows
+ * the process's later execs itself).  Failing, a NOTE says why. */
+static void access_start(struct recorder *rc, pid_t pid)
+{
+	char why[320], note[400];
+
+	if (!rc->damon.made || rc->damon.running)
+		return;
+	if (!rec_damon_start(&rc->damon, pid, why, sizeof(why))) {
+		rc->damon.last_ns = now_ns();
+		return;
+	}
+	snprintf(note, sizeof(note), "access sampling did not start: %s", why);
+	trace_write_note(&rc->w, note);
+	fprintf(stderr, "thpsim record: --access: %s\n", why);
+	rec_damon_stop(&rc->damon);
+}
+
+/* A sample once half an interval has passed since the last (the request
+ * waits for the end of the interval in progress): the rings drained first
+ * so that time stays ordered, then TIME, PROC and its ACCESS records.
+ * at_exit: the last one, at the first process's exit stop. */
+static void access_sample(struct recorder *rc, int at_exit)
+{
+	struct rec_damon *d = &rc->damon;
+	int err, due = now_ns() >= d->last_ns + d->aggr_us * 1000 / 2;
+
+	if (!d->running)
+		return;
+	if (at_exit)
+		d->running = 0; /* the process is going: no sample after this one */
+	if (!due)
+		return;
+	err = rec_damon_sample(d);
+	if (err) {
+		char note[160];
+
+		if (at_exit)
+			return;
+		d->running = 0;
+		snprintf(note, sizeof(note), "access sampling stopped: DAMON gave no sample (%s)",
+			 strerror(-err));
+		trace_write_note(&rc->w, note);
+		return;
+	}
+	d->last_ns = now_ns();
+	drain_all(rc, 1);
+	trace_write_time(&rc->w, d->last_ns - rc->t0_ns, 0);
+	trace_write_proc(&rc->w, d->pid);
+	rec_damon_write(d, &rc->w);
+	rc->access_regions += d->nreg;
+}
+
 /* ---- the program under ptrace ---- */
 static int tgid_of(pid_t tid)
 {
@@ -528,6 +593,8 @@ static void on_exit_stop(struct run *run, pid_t pid)
 		if (s)
 			s->exit_status = (int64_t)msg;
 		drain_all(run->rc, 1);
+		if (pid == run->child)
+			access_sample(run->rc, 1);
 		n = rec_read_smaps_rollup(pid, k, TRACE_KFIG_MAX);
 		/* the time of the exit: a program idle before it (a server
 		 * between requests, waiting for khugepaged) leaves no event
@@ -601,6 +668,8 @@ static void on_wait(struct run *run, pid_t pid, int st)
 			if ((s = table_find(&run->rc->procs, pid, 0)))
 				s->exec_pending = 0;
 			run->rc->execs++;
+			if (pid == run->child)
+				access_start(run->rc, pid);
 		}
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
@@ -660,8 +729,10 @@ static void supervise(struct run *run, int sfd)
 			}
 			/* SIGINT and SIGQUIT reach the program from the terminal itself */
 		}
-		if (run->rc)
+		if (run->rc) {
 			drain_all(run->rc, 1);
+			access_sample(run->rc, 0);
+		}
 	}
 }
 
@@ -705,6 +776,7 @@ static int record_abandon(struct session *ss, int kill_it, int code)
 		trace_writer_close(&rc->w);
 		recorder_free(rc);
 	}
+	ss->rc = NULL;
 	outfile_abort(&ss->of);
 	sigprocmask(SIG_SETMASK, &ss->old, NULL);
 	return code;
@@ -715,6 +787,7 @@ static void recorder_free(struct recorder *rc)
 	for (size_t i = 0; i < rc->nq; i++)
 		free(rc->q[i].chain);
 	free(rc->q);
+	rec_damon_stop(&rc->damon);
 	rec_symbols_free(rc->sym);
 	pidtab_free(&rc->syscalls);
 	pidtab_free(&rc->procs);
@@ -813,7 +886,7 @@ void rec_shell_join(char *out, size_t len, char *const argv[])
 }
 
 static void build_header(struct trace_header *h, char *const *argv, size_t ring_mib,
-			 int no_aslr)
+			 int no_aslr, const char *access)
 {
 	struct utsname u;
 	char cmd[2048], buf[64];
@@ -835,6 +908,8 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 	trace_header_add(h, "method", "perf tracepoints, PR_SET_THP_DISABLE, ptrace stops at exec "
 				      "and exit");
 	trace_header_add(h, "aslr", rec_aslr_state(no_aslr));
+	if (access)
+		trace_header_add(h, "access", access);
 	/* the recording kernel's profile, as the thpsim/ knobs replay applies */
 	{
 		const struct kprofile *p = kprofile_host();
@@ -962,6 +1037,25 @@ static int open_failed_status(int err)
 	return err == -EEXIST || err == -ELOOP || err == -EISDIR ? 2 : RECORD_FAILED;
 }
 
+/* --access: DAMON set up before the program runs, so that the header says
+ * whether the trace has access samples ("access" in hdr); when it cannot
+ * be, why, in the header and on stderr, and the trace is recorded without. */
+static void prepare_access(struct recorder *rc, const struct record_opts *o, char *hdr,
+			   size_t len)
+{
+	uint64_t ms = o->access_ms ? o->access_ms : REC_ACCESS_MS_DEFAULT;
+	char why[320];
+
+	if (rec_damon_prepare(&rc->damon, o->damon_root, ms * 1000, why, sizeof(why))) {
+		snprintf(hdr, len, "unavailable: %s", why);
+		fprintf(stderr, "thpsim record: --access: %s; recording without access samples\n",
+			why);
+		return;
+	}
+	snprintf(hdr, len, "damon vaddr sample_us=%llu aggr_us=%llu pid=first process",
+		 (unsigned long long)rc->damon.sample_us, (unsigned long long)rc->damon.aggr_us);
+}
+
 /*
  * Ready to trace: tracefs found (or mounted), the events' ids read, the
  * header built and the trace open beside o->out.  0, or the exit status
@@ -972,7 +1066,7 @@ static int recorder_open(struct session *ss)
 	const struct record_opts *o = ss->o;
 	struct trace_header *h = malloc(sizeof(*h));
 	struct recorder *rc = calloc(1, sizeof(*rc));
-	char why[512];
+	char why[512], access[512];
 	int err;
 
 	if (!rc || !h) {
@@ -1000,7 +1094,9 @@ static int recorder_open(struct session *ss)
 		free(rc);
 		return RECORD_FAILED;
 	}
-	build_header(h, o->argv, ss->ring_mib, o->no_aslr);
+	if (o->access)
+		prepare_access(rc, o, access, sizeof(access));
+	build_header(h, o->argv, ss->ring_mib, o->no_aslr, o->access ? access : NULL);
 	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
 	if (!err) {
 		err = trace_writer_open_stream(&rc->w, ss->of.f, o->out, h);
@@ -1012,7 +1108,7 @@ static int recorder_open(struct session *ss)
 	free(h);
 	if (err) {
 		msg_error(0, "record: %s", why);
-		free(rc);
+		recorder_free(rc);
 		return open_failed_status(err);
 	}
 	ss->rc = rc;
@@ -1200,6 +1296,11 @@ static void print_summary(const struct session *ss, double secs, int failed)
 			(unsigned long long)rc->syscalls_written,
 			(unsigned long long)rc->forks, (unsigned long long)rc->execs,
 			(unsigned long long)rc->exits);
+	if (!ss->o->quiet && !failed && ss->o->access && rc->damon.samples)
+		fprintf(stderr, "thpsim record: %llu access samples of %llu ms (DAMON), %llu "
+				"accessed regions\n", (unsigned long long)rc->damon.samples,
+			(unsigned long long)(rc->damon.aggr_us / 1000),
+			(unsigned long long)rc->access_regions);
 	if (!ss->o->quiet && rc->exits_at_reap)
 		fprintf(stderr,
 			"thpsim record: %llu of the exits were written when the process was "
@@ -1224,6 +1325,7 @@ static int finish_recording(struct session *ss)
 
 	drain_all(rc, 1);
 	rec_perf_close(&rc->pp);
+	rec_damon_stop(&rc->damon);
 	if (rc->lost)
 		trace_write_note(&rc->w, "events were lost: the trace is incomplete");
 	failed = finish_trace(rc, &ss->of);
@@ -1246,6 +1348,8 @@ int record_run(struct record_opts *o)
 	if (!code)
 		code = start_program(&ss);
 	if (code) {
+		if (ss.rc) /* the program did not start: DAMON undone, if set up */
+			recorder_free(ss.rc);
 		rec_user_free(&ss.user);
 		return code;
 	}

@@ -2,7 +2,8 @@
  * record.h - the recorder's parts: the kernel's tracepoints through
  * perf_event_open (perf.c), the /proc files it reads (procfs.c), the
  * program's process before it execs (child.c: its personality and user),
- * and the command that runs a program under them all (record.c).
+ * the pages it accesses, sampled by DAMON (damon.c: record --access), and
+ * the command that runs a program under them all (record.c).
  */
 #ifndef THPSIM_RECORD_H
 #define THPSIM_RECORD_H
@@ -202,6 +203,63 @@ int rec_child_prepare(const struct rec_user *u, int no_aslr, int *step);
  * machine has it off (kernel.randomize_va_space=0); else "on". */
 const char *rec_aslr_state(int no_aslr);
 
+/* ---- damon.c: record --access ---- */
+
+#define REC_DAMON_ROOT "/sys/kernel/mm/damon/admin"
+/* The checks of each region in an aggregation interval (aggregation /
+ * sampling). */
+#define REC_DAMON_CHECKS 20
+/* The aggregation interval of record --access, and its bounds (--access-ms). */
+#define REC_ACCESS_MS_DEFAULT 100
+#define REC_ACCESS_MS_MIN 20
+#define REC_ACCESS_MS_MAX 10000
+
+/* A region the kernel found accessed in a sample. */
+struct rec_access_region {
+	uint64_t start, len;    /* bytes */
+	uint64_t nr;            /* DAMON's nr_accesses: checks that found it accessed */
+};
+
+struct rec_damon {
+	char root[256];         /* the sysfs admin folder (REC_DAMON_ROOT) */
+	int made;               /* we made kdamond 0: rec_damon_stop removes it */
+	int running;            /* turned on, and no sample has failed */
+	pid_t pid;              /* the target */
+	uint64_t aggr_us, sample_us; /* the intervals */
+	struct rec_access_region *reg; /* the last sample's accessed regions, by address */
+	size_t nreg, capreg;
+	struct trace_access_end end;   /* and its end */
+	uint64_t samples;       /* taken */
+	uint64_t last_ns;       /* the recorder's clock when the last one was taken */
+};
+
+/*
+ * Before the program runs: DAMON vaddr set up on root (NULL:
+ * REC_DAMON_ROOT; a test's imitation of it has the kernel's DAMON modules'
+ * parameters in it too, as root/damon_stat/parameters/enabled) for an
+ * aggregation interval of aggr_us, not started.  0, or a negative errno
+ * with a sentence in why (no sysfs interface, not root, DAMON in use by
+ * someone else: a kdamond, or one of the kernel's DAMON modules enabled;
+ * no vaddr; a write refused); nothing is left changed then.
+ */
+int rec_damon_prepare(struct rec_damon *d, const char *root, uint64_t aggr_us, char *why,
+		      size_t len);
+/* Monitor pid from now on.  0, or a negative errno with why. */
+int rec_damon_start(struct rec_damon *d, pid_t pid, char *why, size_t len);
+/* One sample into d->reg and d->end: waits for the end of the aggregation
+ * interval in progress.  0, or a negative errno (the target is gone). */
+int rec_damon_sample(struct rec_damon *d);
+/* The last sample as ACCESS records (the caller writes its TIME and PROC). */
+void rec_damon_write(const struct rec_damon *d, struct trace_writer *w);
+/* Everything undone (off, no kdamond); the regions freed.  Safe to call
+ * again, or on a d that prepare refused. */
+void rec_damon_stop(struct rec_damon *d);
+/* The kernel's figures for pid's regions r[0..n-1] into e (present_kb,
+ * pmd_kb, mthp_kb) from /proc/PID/pagemap and /proc/kpageflags; e->truth
+ * 0 when they cannot be read (not root) or the regions span over 4 GiB. */
+void rec_access_truth(pid_t pid, const struct rec_access_region *r, size_t n,
+		      struct trace_access_end *e);
+
 /* ---- record.c: the recorder as a library call ---- */
 
 /* The exit status when the recorder itself failed (no tracing, the trace
@@ -218,6 +276,9 @@ struct record_opts {
 	int no_aslr;        /* run the command with address-space randomisation off */
 	int as_root;        /* under sudo, keep the command root (else: SUDO_UID's user) */
 	int callers;        /* name the call chain of each mapping call (CALLER records) */
+	int access;         /* sample the first process's accesses with DAMON (ACCESS records) */
+	unsigned access_ms; /* their aggregation interval (0: REC_ACCESS_MS_DEFAULT) */
+	const char *damon_root; /* DAMON's sysfs folder (NULL: REC_DAMON_ROOT; tests) */
 	char *const *argv;  /* the command, NULL-terminated */
 	int exit_signal;    /* out: the program was killed by this signal */
 };

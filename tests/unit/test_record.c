@@ -6,11 +6,13 @@
  * saying which is missing.  The programs come from THPSIM_PROGS, which
  * "make check" sets.
  */
+#include <errno.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <unistd.h>
 
@@ -19,6 +21,8 @@
 #include "cli/replay_out.h"
 #include "record/record.h"
 #include "replay/replay.h"
+#include "trace/linux_abi.h"
+#include "util/sysfile.h"
 
 static char path[128];
 static struct replay_result R;
@@ -364,10 +368,19 @@ TEST(record_bad_arguments)
 	char *noout[] = { "record", "--", "true", NULL };
 	char *nocmd[] = { "record", "-o", "/tmp/x.trace", NULL };
 	char *badbuf[] = { "record", "--buffer", "0", "-o", "/tmp/x.trace", "--", "true", NULL };
+	char *fastacc[] = { "record", "--access-ms", "19", "-o", "/tmp/x.trace", "--", "true", NULL };
+	char *slowacc[] = { "record", "--access-ms", "10001", "-o", "/tmp/x.trace", "--", "true",
+			    NULL };
+	char *noacc[] = { "record", "-o", "/tmp/x.trace", "--access-ms", NULL };
+	char *accmeasure[] = { "record", "--measure", "--access", "--", "true", NULL };
 
 	ASSERT_EQ(cmd_record(3, noout), 2);
 	ASSERT_EQ(cmd_record(3, nocmd), 2);
 	ASSERT_EQ(cmd_record(7, badbuf), 2);
+	ASSERT_EQ(cmd_record(7, fastacc), 2);
+	ASSERT_EQ(cmd_record(7, slowacc), 2);
+	ASSERT_EQ(cmd_record(4, noacc), 2);
+	ASSERT_EQ(cmd_record(5, accmeasure), 2);
 }
 
 /* What bash reads back from line: the words, each ended by a NUL (the
@@ -831,4 +844,292 @@ TEST(record_brk_heap_layouts_cover_randomised_runs)
 	ASSERT(lo[0] < hi[0]); /* the layouts made a difference */
 	replay_result_free(&R);
 	unlink(path);
+}
+
+/* ---- record --access (DAMON) ---- */
+
+/* Why DAMON vaddr cannot be used here, or NULL when it can (it is set up
+ * and undone again to find out, unless someone else's kdamond exists). */
+static const char *damon_unavailable(void)
+{
+	static char why[512];
+	struct rec_damon d;
+
+	if (rec_damon_prepare(&d, NULL, 100000, why, sizeof(why)))
+		return why;
+	rec_damon_stop(&d);
+	return NULL;
+}
+
+/* The access= of path's trace header, into out. */
+static void header_access(char *out, size_t len)
+{
+	static struct trace_reader r;
+	const char *v;
+
+	ASSERT_OK(trace_reader_open(&r, path));
+	v = trace_header_get(&r.header, "access");
+	snprintf(out, len, "%s", v ? v : "(none)");
+	trace_reader_close(&r);
+}
+
+static int record_access_sh(const char *tag, const char *cmd, const char *damon_root)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	struct record_opts o = { .out = path, .quiet = 1, .argv = argv, .access = 1,
+				 .damon_root = damon_root };
+
+	snprintf(path, sizeof(path), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), tag);
+	unlink(path);
+	fflush(stdout);
+	return record_run(&o);
+}
+
+/* Where DAMON cannot be used (a kernel without it, or a sysfs folder that
+ * is not there), record --access records the trace anyway, and its header
+ * says why; on this machine too when DAMON vaddr is not here. */
+TEST(record_access_unavailable_is_said_in_the_header)
+{
+	const char *why;
+	char got[512], want[600];
+
+	need_tracing();
+	ASSERT_EQ(record_access_sh("acc-none", "exit 0", "/nonexistent/damon/admin"), 0);
+	header_access(got, sizeof(got));
+	if (strcmp(got, "unavailable: this kernel has no DAMON sysfs interface "
+			"(CONFIG_DAMON_SYSFS)"))
+		test_fail(__FILE__, __LINE__, "the header says access=%s", got);
+	unlink(path);
+	if (!(why = damon_unavailable()))
+		return; /* DAMON vaddr is here: the next test samples with it */
+	snprintf(want, sizeof(want), "unavailable: %s", why);
+	ASSERT_EQ(record_access_sh("acc-host", "exit 0", NULL), 0);
+	header_access(got, sizeof(got));
+	if (strcmp(got, want))
+		test_fail(__FILE__, __LINE__, "the header says access=%s, not %s", got, want);
+	unlink(path);
+}
+
+/* An imitation of DAMON's sysfs folder in dir: nr_kdamonds, one context
+ * folder with its avail_operations (ops: lines as printf writes them). */
+static void fake_damon(const char *dir, const char *nr, const char *ops)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/kdamonds/0/contexts/0 && cd %s/kdamonds && "
+		 "printf '%s' > nr_kdamonds && printf 0 > 0/contexts/nr_contexts && "
+		 "printf '%s' > 0/contexts/0/avail_operations", dir, dir, nr, ops);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+static void get_file(const char *dir, const char *rel, char *out, size_t len)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	ASSERT(sysfile_read(p, out, len) >= 0);
+}
+
+/* DAMON's sysfs folder imitated by plain files: a kdamond that exists
+ * (someone else's, even off), or the kernel's DAMON_STAT enabled, is left
+ * alone, nothing written; a kernel
+ * whose operations lack vaddr gets what was set up undone (nr_kdamonds 0
+ * again). */
+TEST(record_access_leaves_damon_in_use_alone)
+{
+	char dir[128], cmd[300], got[256], why[512];
+	struct rec_damon d;
+
+	if (geteuid() != 0)
+		test_skip("not root: DAMON is refused before its files are read");
+	snprintf(dir, sizeof(dir), "/tmp/thpsim-test-%d-damon", (int)getpid());
+	fake_damon(dir, "2\\n", "vaddr\\n");
+	ASSERT_EQ(rec_damon_prepare(&d, dir, 100000, why, sizeof(why)), -EBUSY);
+	rec_damon_stop(&d);
+	ASSERT(!strcmp(why, "DAMON is in use on this machine (2 kdamonds): thpsim leaves it "
+			    "alone"));
+	get_file(dir, "kdamonds/nr_kdamonds", got, sizeof(got));
+	ASSERT(!strcmp(got, "2\n"));
+	/* the kernel's DAMON_STAT runs (Debian's 6.18 starts it at boot) */
+	fake_damon(dir, "0\\n", "vaddr\\n");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/damon_stat/parameters && echo Y > "
+		 "%s/damon_stat/parameters/enabled", dir, dir);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_EQ(rec_damon_prepare(&d, dir, 100000, why, sizeof(why)), -EBUSY);
+	if (!strstr(why, "DAMON is in use on this machine (the kernel's damon_stat: "))
+		test_fail(__FILE__, __LINE__, "why: %s", why);
+	get_file(dir, "kdamonds/nr_kdamonds", got, sizeof(got));
+	ASSERT(!strcmp(got, "0\n"));
+	snprintf(cmd, sizeof(cmd), "rm -r %s/damon_stat", dir);
+	ASSERT_EQ(system(cmd), 0);
+	/* no vaddr among the operations */
+	fake_damon(dir, "0\\n", "fvaddr\\npaddr\\n");
+	ASSERT_EQ(rec_damon_prepare(&d, dir, 100000, why, sizeof(why)), -EOPNOTSUPP);
+	ASSERT(!strcmp(why, "this kernel has no DAMON virtual-address monitoring "
+			    "(CONFIG_DAMON_VADDR)"));
+	get_file(dir, "kdamonds/nr_kdamonds", got, sizeof(got));
+	ASSERT(!strcmp(got, "0"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+/* What record --access saw of hotcold, after its reading began. */
+struct hotcold_seen {
+	uint64_t hot[2], map[2];  /* the hot range and the whole mapping */
+	int marked;               /* the munmap of the marker page was read */
+	int samples, hot_covered, cold_left_out, no_truth, empty;
+	uint64_t hot_in, cold_in; /* bytes of the sample being read */
+};
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	return b > a ? b - a : 0;
+}
+
+static void hotcold_event(struct hotcold_seen *s, const struct trace_event *ev)
+{
+	uint64_t hot = s->hot[1] - s->hot[0], cold = s->map[1] - s->map[0] - hot, in;
+
+	if (ev->type == TR_SYSCALL && ev->nr == LINUX_NR_munmap && ev->args[1] == 4096)
+		s->marked = 1;
+	if (ev->type != TR_ACCESS || !s->marked)
+		return;
+	if (ev->kind == TRACE_ACCESS_REGION) {
+		in = overlap(ev->addr, ev->addr + ev->len, s->hot[0], s->hot[1]);
+		s->hot_in += in;
+		s->cold_in += overlap(ev->addr, ev->addr + ev->len, s->map[0], s->map[1]) - in;
+		return;
+	}
+	/* a sample's end: the first two after the marker may still see the
+	 * writing */
+	if (++s->samples > 2) {
+		s->hot_covered += s->hot_in * 10 >= hot * 8;
+		s->cold_left_out += s->cold_in * 2 <= cold;
+	}
+	s->no_truth += !ev->acc.truth;
+	s->empty += ev->acc.truth && !ev->acc.present_kb;
+	s->hot_in = s->cold_in = 0;
+}
+
+/*
+ * Where DAMON vaddr is (the 6.12 and 6.18 guests of make check-kernels),
+ * hotcold writes 32 MiB, then reads only 8 MiB of it for 1.5 s: the
+ * samples of the reading cover at least 80% of the hot range and leave
+ * most of the cold 24 MiB out in most of them (the first two excepted),
+ * each with the kernel's figures (pages present); DAMON is undone after.
+ */
+TEST(record_access_samples_the_hot_range)
+{
+	char cmd[512], out[128], line[128], *e;
+	struct hotcold_seen s = { 0 };
+	static struct trace_reader r;
+	struct trace_event ev;
+	const char *why;
+	FILE *f;
+	int n;
+
+	snprintf(out, sizeof(out), "/tmp/thpsim-test-%d-hotcold.out", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "exec %s/hotcold > %s", progs(), out);
+	need_tracing();
+	if ((why = damon_unavailable()))
+		test_skip("%s", why);
+	ASSERT_EQ(record_access_sh("acc", cmd, NULL), 0);
+	f = fopen(out, "r");
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t *v = !strncmp(line, "hot ", 4) ? s.hot : !strncmp(line, "cold ", 5) ? s.map : NULL;
+
+		if (v) {
+			v[0] = strtoull(strchr(line, ' ') + 1, &e, 16);
+			v[1] = strtoull(e, NULL, 16);
+		}
+	}
+	fclose(f);
+	unlink(out);
+	ASSERT(s.hot[1] > s.hot[0] && s.map[1] > s.map[0]);
+	ASSERT_OK(trace_reader_open(&r, path));
+	while ((n = trace_next(&r, &ev)) == 1)
+		hotcold_event(&s, &ev);
+	ASSERT_EQ(n, 0);
+	trace_reader_close(&r);
+	printf("  %d samples of the reading: hot range covered in %d, cold left out in %d "
+	       "(of those after the first two)\n", s.samples, s.hot_covered, s.cold_left_out);
+	ASSERT(s.marked);
+	ASSERT_LE(6, s.samples);
+	ASSERT_LE((s.samples - 2) / 2 + 1, s.hot_covered);
+	ASSERT_LE((s.samples - 2) / 2 + 1, s.cold_left_out);
+	ASSERT_EQ(s.no_truth, 0);
+	ASSERT_EQ(s.empty, 0);
+	get_file(REC_DAMON_ROOT, "kdamonds/nr_kdamonds", line, sizeof(line));
+	ASSERT(!strcmp(line, "0\n"));
+	unlink(path);
+}
+
+/* The AnonHugePages of the VMA of this process that holds addr, from
+ * /proc/self/smaps; -1 when not found. */
+static long anon_huge_kb_at(uint64_t addr)
+{
+	struct rec_vma *v;
+	long kb = -1;
+	int n = rec_read_smaps_vmas(getpid(), &v);
+
+	for (int i = 0; i < n; i++)
+		if (v[i].start <= addr && addr < v[i].end)
+			kb = (long)v[i].anon_huge_kb;
+	if (n > 0)
+		free(v);
+	return kb;
+}
+
+/*
+ * The kernel's figures of an ACCESS sample, on this process: 4 MiB written
+ * in a mapping with MADV_HUGEPAGE are 4096 kB present, and the kB in
+ * PMD-mapped THPs are the VMA's AnonHugePages as smaps has them (0 where
+ * THP is off or no huge page was free); a region that starts and ends
+ * inside 2 MiB blocks counts only its own pages; the block of the last
+ * user page is read as far as pagemap goes.
+ */
+TEST(record_access_truth_counts_present_and_thp_pages)
+{
+	const uint64_t two = 2ULL << 20;
+	struct rec_access_region r[2];
+	struct trace_access_end e = { 0 };
+	char *m;
+	uint64_t a;
+	long huge;
+
+	if (geteuid() != 0)
+		test_skip("not root: pagemap hides the frame numbers");
+	if (access("/proc/kpageflags", R_OK))
+		test_skip("no /proc/kpageflags");
+	m = mmap(NULL, 4 * two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(m != MAP_FAILED);
+	a = ((uint64_t)(uintptr_t)m + two - 1) & ~(two - 1);
+	madvise((void *)(uintptr_t)a, 2 * two, MADV_HUGEPAGE);
+	memset((void *)(uintptr_t)a, 1, 2 * two);
+	huge = anon_huge_kb_at(a);
+	r[0] = (struct rec_access_region){ a, 2 * two, 1 };
+	rec_access_truth(getpid(), r, 1, &e);
+	printf("  4 MiB with MADV_HUGEPAGE: %llu kB present, %llu kB PMD THP, %llu kB smaller "
+	       "THP; smaps AnonHugePages %ld kB\n", (unsigned long long)e.present_kb,
+	       (unsigned long long)e.pmd_kb, (unsigned long long)e.mthp_kb, huge);
+	ASSERT_EQ(e.truth, 1);
+	ASSERT_EQ(e.present_kb, 4096);
+	ASSERT_EQ((long)e.pmd_kb, huge);
+	ASSERT_LE(e.pmd_kb + e.mthp_kb, 4096);
+	/* 64 kB at the start and 64 kB at the end of the range */
+	r[0] = (struct rec_access_region){ a, 64 << 10, 1 };
+	r[1] = (struct rec_access_region){ a + 2 * two - (64 << 10), 64 << 10, 1 };
+	rec_access_truth(getpid(), r, 2, &e);
+	ASSERT_EQ(e.truth, 1);
+	ASSERT_EQ(e.present_kb, 128);
+	ASSERT_EQ(e.pmd_kb, huge == 4096 ? 128 : e.pmd_kb);
+	munmap(m, 4 * two);
+	/* the last user page, whose 2 MiB block pagemap ends inside (a 6.12
+	 * guest without randomisation has its stack there): read, not given up */
+	r[0] = (struct rec_access_region){ LINUX_TASK_SIZE - 4096, 4096, 1 };
+	rec_access_truth(getpid(), r, 1, &e);
+	ASSERT_EQ(e.truth, 1);
 }
