@@ -17,7 +17,7 @@ static const char usage_text[] =
 	"                     [--runs N] [--callers] [--access] [--access-ms N]\n"
 	"                     -- COMMAND [ARG]...\n"
 	"       thpsim record --measure [-o FILE.json] [--force] [--no-aslr] [--as-root]\n"
-	"                     -- COMMAND [ARG]...\n"
+	"                     [--access] [--access-ms N] -- COMMAND [ARG]...\n"
 	"  Runs COMMAND (and every process it starts) and writes a trace of what it does\n"
 	"  to its anonymous memory; replay it with 'thpsim replay TRACE'.  Needs root.\n"
 	"  Under sudo (SUDO_UID and SUDO_GID set), COMMAND runs as the user who ran sudo,\n"
@@ -41,7 +41,10 @@ static const char usage_text[] =
 	"               the pages present and in THPs in the accessed regions; its\n"
 	"               children are not sampled.  Where DAMON cannot be used (no such\n"
 	"               kernel, or DAMON already in use: it is left alone) the trace is\n"
-	"               recorded without samples and its header says why (access=)\n"
+	"               recorded without samples and its header says why (access=).\n"
+	"               With --measure, the samples (the regions' kB, and of them the\n"
+	"               kB present, in PMD-mapped THPs and in smaller THPs, as the\n"
+	"               machine's THP settings made them) go to the JSON (\"access\")\n"
 	"  --access-ms N  --access with an aggregation interval of N ms (20 to 10000,\n"
 	"               default 100; DAMON checks each region N/20 ms apart)\n"
 	"  --runs N     run COMMAND N times (1 to 100), one after the other: -o PREFIX\n"
@@ -159,9 +162,6 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("record: no COMMAND to run\n%s", usage_text);
 	if (!out && !measure)
 		return cli_usage("record: -o TRACE is required\n%s", usage_text);
-	if (access && measure)
-		return cli_usage("record: --access samples into a trace; --measure writes none\n%s",
-				 usage_text);
 	if (runs && !out)
 		return cli_usage("record: --runs needs -o PREFIX\n%s", usage_text);
 

@@ -434,61 +434,6 @@ static void drain_all(struct recorder *rc, int all)
 	flush_queue(rc, all ? UINT64_MAX : t - REORDER_MARGIN_NS);
 }
 
-/* ---- record --access ---- */
-
-/* The first process's exec: DAMON starts monitoring it (once: it follows
- * the process's later execs itself).  Failing, a NOTE says why. */
-static void access_start(struct recorder *rc, pid_t pid)
-{
-	char why[320], note[400];
-
-	if (!rc->damon.made || rc->damon.running)
-		return;
-	if (!rec_damon_start(&rc->damon, pid, why, sizeof(why))) {
-		rc->damon.last_ns = now_ns();
-		return;
-	}
-	snprintf(note, sizeof(note), "access sampling did not start: %s", why);
-	trace_write_note(&rc->w, note);
-	fprintf(stderr, "thpsim record: --access: %s\n", why);
-	rec_damon_stop(&rc->damon);
-}
-
-/* A sample once half an interval has passed since the last (the request
- * waits for the end of the interval in progress): the rings drained first
- * so that time stays ordered, then TIME, PROC and its ACCESS records.
- * at_exit: the last one, at the first process's exit stop. */
-static void access_sample(struct recorder *rc, int at_exit)
-{
-	struct rec_damon *d = &rc->damon;
-	int err, due = now_ns() >= d->last_ns + d->aggr_us * 1000 / 2;
-
-	if (!d->running)
-		return;
-	if (at_exit)
-		d->running = 0; /* the process is going: no sample after this one */
-	if (!due)
-		return;
-	err = rec_damon_sample(d);
-	if (err) {
-		char note[160];
-
-		if (at_exit)
-			return;
-		d->running = 0;
-		snprintf(note, sizeof(note), "access sampling stopped: DAMON gave no sample (%s)",
-			 strerror(-err));
-		trace_write_note(&rc->w, note);
-		return;
-	}
-	d->last_ns = now_ns();
-	drain_all(rc, 1);
-	trace_write_time(&rc->w, d->last_ns - rc->t0_ns, 0);
-	trace_write_proc(&rc->w, d->pid);
-	rec_damon_write(d, &rc->w);
-	rc->access_regions += d->nreg;
-}
-
 /* ---- the program under ptrace ---- */
 static int tgid_of(pid_t tid)
 {
@@ -558,6 +503,16 @@ static void measure_at_exit(pid_t pid, struct measured *m)
 		m->nvmas = 0;
 }
 
+/* --measure --access: a sample of the first process's accessed regions,
+ * with the kernel's own figures for them (what backs them under the
+ * machine's THP settings). */
+struct measured_access {
+	uint64_t t_ns;               /* since the program started */
+	uint64_t accessed_kb;        /* the regions' size */
+	uint64_t regions;
+	struct trace_access_end end;
+};
+
 struct run {
 	pid_t child;
 	int measure_only;
@@ -566,7 +521,112 @@ struct run {
 	int nm, cap_m;
 	int done, status;
 	int forwarded;
+	/* measure only, with --access: DAMON (set up by measure_open), its
+	 * samples, and why there are none when it stopped */
+	struct rec_damon *damon;
+	uint64_t t0_ns;
+	struct measured_access *acc;
+	int nacc, cap_acc;
+	char access_stopped[400];
 };
+
+/* ---- record --access ---- */
+
+/* DAMON's state: the recorder's, or --measure's. */
+static struct rec_damon *run_damon(struct run *run)
+{
+	return run->rc ? &run->rc->damon : run->damon;
+}
+
+/* Why access sampling stopped (or never started): a NOTE in the trace, or
+ * the --measure JSON's "access_stopped". */
+static void access_failed(struct run *run, const char *what, const char *why)
+{
+	if (run->rc) {
+		char note[400];
+
+		snprintf(note, sizeof(note), "%s: %s", what, why);
+		trace_write_note(&run->rc->w, note);
+	} else {
+		snprintf(run->access_stopped, sizeof(run->access_stopped), "%s: %s", what, why);
+	}
+}
+
+/* The first process's exec: DAMON starts monitoring it (once: it follows
+ * the process's later execs itself).  Failing, the trace (or the JSON)
+ * says why. */
+static void access_start(struct run *run, pid_t pid)
+{
+	struct rec_damon *d = run_damon(run);
+	char why[320];
+
+	if (!d || !d->made || d->running)
+		return;
+	if (!rec_damon_start(d, pid, why, sizeof(why))) {
+		d->last_ns = now_ns();
+		return;
+	}
+	access_failed(run, "access sampling did not start", why);
+	fprintf(stderr, "thpsim record: --access: %s\n", why);
+	rec_damon_stop(d);
+}
+
+/* A sample taken: as ACCESS records after TIME and PROC (the rings
+ * drained first so that time stays ordered), or kept for the JSON. */
+static void access_keep(struct run *run, struct rec_damon *d)
+{
+	struct recorder *rc = run->rc;
+	struct measured_access *a;
+
+	if (rc) {
+		drain_all(rc, 1);
+		trace_write_time(&rc->w, d->last_ns - rc->t0_ns, 0);
+		trace_write_proc(&rc->w, d->pid);
+		rec_damon_write(d, &rc->w);
+		rc->access_regions += d->nreg;
+		return;
+	}
+	if (run->nacc == run->cap_acc) {
+		int cap = run->cap_acc ? run->cap_acc * 2 : 64;
+
+		if (!(a = realloc(run->acc, (size_t)cap * sizeof(*a))))
+			return;
+		run->acc = a;
+		run->cap_acc = cap;
+	}
+	a = &run->acc[run->nacc++];
+	*a = (struct measured_access){ .t_ns = d->last_ns - run->t0_ns, .regions = d->nreg,
+				       .end = d->end };
+	for (size_t i = 0; i < d->nreg; i++)
+		a->accessed_kb += d->reg[i].len >> 10;
+}
+
+/* A sample once half an interval has passed since the last (the request
+ * waits for the end of the interval in progress).  at_exit: the last one,
+ * at the first process's exit stop. */
+static void access_sample(struct run *run, int at_exit)
+{
+	struct rec_damon *d = run_damon(run);
+	int err, due;
+
+	if (!d || !d->running)
+		return;
+	due = now_ns() >= d->last_ns + d->aggr_us * 1000 / 2;
+	if (at_exit)
+		d->running = 0; /* the process is going: no sample after this one */
+	if (!due)
+		return;
+	err = rec_damon_sample(d);
+	if (err) {
+		if (at_exit)
+			return;
+		d->running = 0;
+		access_failed(run, "access sampling stopped: DAMON gave no sample", strerror(-err));
+		return;
+	}
+	d->last_ns = now_ns();
+	access_keep(run, d);
+}
 
 static void exe_name(pid_t pid, char *out, size_t len)
 {
@@ -594,7 +654,7 @@ static void on_exit_stop(struct run *run, pid_t pid)
 			s->exit_status = (int64_t)msg;
 		drain_all(run->rc, 1);
 		if (pid == run->child)
-			access_sample(run->rc, 1);
+			access_sample(run, 1);
 		n = rec_read_smaps_rollup(pid, k, TRACE_KFIG_MAX);
 		/* the time of the exit: a program idle before it (a server
 		 * between requests, waiting for khugepaged) leaves no event
@@ -614,6 +674,8 @@ static void on_exit_stop(struct run *run, pid_t pid)
 		run->m = m;
 		run->cap_m = cap;
 	}
+	if (pid == run->child)
+		access_sample(run, 1);
 	run->m[run->nm].pid = pid;
 	exe_name(pid, run->m[run->nm].exe, sizeof(run->m[run->nm].exe));
 	measure_at_exit(pid, &run->m[run->nm]);
@@ -668,9 +730,9 @@ static void on_wait(struct run *run, pid_t pid, int st)
 			if ((s = table_find(&run->rc->procs, pid, 0)))
 				s->exec_pending = 0;
 			run->rc->execs++;
-			if (pid == run->child)
-				access_start(run->rc, pid);
 		}
+		if (pid == run->child)
+			access_start(run, pid);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
@@ -729,10 +791,9 @@ static void supervise(struct run *run, int sfd)
 			}
 			/* SIGINT and SIGQUIT reach the program from the terminal itself */
 		}
-		if (run->rc) {
+		if (run->rc)
 			drain_all(run->rc, 1);
-			access_sample(run->rc, 0);
-		}
+		access_sample(run, 0);
 	}
 }
 
@@ -748,6 +809,9 @@ struct session {
 	int sfd;                /* a signalfd of mask */
 	pid_t child;            /* the program's first process */
 	struct rec_user user;   /* under sudo: whom the command runs as */
+	/* --measure --access: DAMON, and how it samples or why it cannot */
+	struct rec_damon damon;
+	char access[512];
 };
 
 /* What the child sends back when it cannot exec the command. */
@@ -924,8 +988,34 @@ static void build_header(struct trace_header *h, char *const *argv, size_t ring_
 /* The recorder itself failed (it could not trace, or could not write the
  * trace): as env(1) and timeout(1), 125, which a program rarely returns. */
 
-static int print_measured(struct run *run, struct outfile *of, int no_aslr)
+/* --measure --access: how the samples were taken (or why not), and each
+ * sample's accessed regions with what backed them. */
+static void print_measured_access(struct json *j, const struct run *run, const char *how)
 {
+	json_string(j, "access_source", how);
+	if (run->access_stopped[0])
+		json_string(j, "access_stopped", run->access_stopped);
+	json_begin_array(j, "access");
+	for (int i = 0; i < run->nacc; i++) {
+		const struct measured_access *a = &run->acc[i];
+
+		json_begin_object(j, NULL);
+		json_uint(j, "t_ms", a->t_ns / 1000000);
+		json_uint(j, "regions", a->regions);
+		json_uint(j, "accessed_kB", a->accessed_kb);
+		if (a->end.truth) {
+			json_uint(j, "present_kB", a->end.present_kb);
+			json_uint(j, "pmd_kB", a->end.pmd_kb);
+			json_uint(j, "mthp_kB", a->end.mthp_kb);
+		}
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+static int print_measured(struct run *run, struct session *ss, int no_aslr)
+{
+	struct outfile *of = &ss->of;
 	FILE *f = of->f ? of->f : stderr;
 	char why[8192];
 	struct json j;
@@ -957,6 +1047,8 @@ static int print_measured(struct run *run, struct outfile *of, int no_aslr)
 		json_end_object(&j);
 	}
 	json_end_array(&j);
+	if (ss->o->access)
+		print_measured_access(&j, run, ss->access);
 	json_end_object(&j);
 	fputc('\n', f);
 	if (of->f && outfile_commit(of, why, sizeof(why)))
@@ -1040,20 +1132,20 @@ static int open_failed_status(int err)
 /* --access: DAMON set up before the program runs, so that the header says
  * whether the trace has access samples ("access" in hdr); when it cannot
  * be, why, in the header and on stderr, and the trace is recorded without. */
-static void prepare_access(struct recorder *rc, const struct record_opts *o, char *hdr,
+static void prepare_access(struct rec_damon *d, const struct record_opts *o, char *hdr,
 			   size_t len)
 {
 	uint64_t ms = o->access_ms ? o->access_ms : REC_ACCESS_MS_DEFAULT;
 	char why[320];
 
-	if (rec_damon_prepare(&rc->damon, o->damon_root, ms * 1000, why, sizeof(why))) {
+	if (rec_damon_prepare(d, o->damon_root, ms * 1000, why, sizeof(why))) {
 		snprintf(hdr, len, "unavailable: %s", why);
-		fprintf(stderr, "thpsim record: --access: %s; recording without access samples\n",
-			why);
+		fprintf(stderr, "thpsim record: --access: %s; %s without access samples\n", why,
+			o->measure ? "measuring" : "recording");
 		return;
 	}
 	snprintf(hdr, len, "damon vaddr sample_us=%llu aggr_us=%llu pid=first process",
-		 (unsigned long long)rc->damon.sample_us, (unsigned long long)rc->damon.aggr_us);
+		 (unsigned long long)d->sample_us, (unsigned long long)d->aggr_us);
 }
 
 /*
@@ -1095,7 +1187,7 @@ static int recorder_open(struct session *ss)
 		return RECORD_FAILED;
 	}
 	if (o->access)
-		prepare_access(rc, o, access, sizeof(access));
+		prepare_access(&rc->damon, o, access, sizeof(access));
 	build_header(h, o->argv, ss->ring_mib, o->no_aslr, o->access ? access : NULL);
 	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
 	if (!err) {
@@ -1130,6 +1222,8 @@ static int measure_open(struct session *ss)
 		msg_error(0, "record: %s", why);
 		return open_failed_status(err);
 	}
+	if (o->access)
+		prepare_access(&ss->damon, o, ss->access, sizeof(ss->access));
 	return 0;
 }
 
@@ -1350,6 +1444,7 @@ int record_run(struct record_opts *o)
 	if (code) {
 		if (ss.rc) /* the program did not start: DAMON undone, if set up */
 			recorder_free(ss.rc);
+		rec_damon_stop(&ss.damon);
 		rec_user_free(&ss.user);
 		return code;
 	}
@@ -1357,16 +1452,20 @@ int record_run(struct record_opts *o)
 	run.child = ss.child;
 	run.rc = ss.rc;
 	run.measure_only = o->measure;
+	run.damon = ss.rc ? NULL : &ss.damon;
+	run.t0_ns = now_ns();
 	supervise(&run, ss.sfd);
 	close(ss.sfd);
 
 	if (ss.rc) {
 		failed = finish_recording(&ss);
 	} else {
-		failed = print_measured(&run, &ss.of, o->no_aslr);
+		rec_damon_stop(&ss.damon);
+		failed = print_measured(&run, &ss, o->no_aslr);
 		for (int i = 0; i < run.nm; i++)
 			free(run.m[i].vmas);
 		free(run.m);
+		free(run.acc);
 	}
 	sigprocmask(SIG_SETMASK, &ss.old, NULL);
 	rec_user_free(&ss.user);
