@@ -10,15 +10,15 @@
  *                  grown in glibc's steps: a 2 MiB block is huge only when
  *                  it lay inside the heap at its first touch), then the
  *                  first half of them read
- *   --mode mixed   four threads, each with a buffer of 6 MiB from malloc
- *                  (mmap'd: 6 MiB and a page, not a 2 MiB multiple) and a
- *                  512 KiB array on its stack (glibc's thread stacks are
- *                  MAP_STACK: never THP on 6.7+), both read
+ *   --mode mixed   a buffer of 6 MiB from malloc (mmap'd: 6 MiB and a page,
+ *                  not a 2 MiB multiple, so not aligned: the 2 MiB blocks
+ *                  wholly inside it are huge) and 2 MiB mmap'd MAP_STACK,
+ *                  as a thread stack is (never THP on 6.7+), both written,
+ *                  then both read
  *
  * --seconds S sets the reading phase (default 2).  Prints its own
  * smaps_rollup figures at the end.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,40 +89,23 @@ static int heap(void)
 	return 0;
 }
 
-static void *mixed_thread(void *arg)
-{
-	char stack[512 * 1024];
-	char *buf = malloc(6 * MB);
-
-	(void)arg;
-	if (!buf)
-		return NULL;
-	memset(buf, 1, 6 * MB);
-	memset(stack, 2, sizeof(stack));
-	{
-		double end = now() + seconds;
-
-		while (now() < end) {
-			read_pass(buf, 6 * MB);
-			read_pass(stack, sizeof(stack));
-		}
-	}
-	free(buf);
-	return NULL;
-}
-
 static int mixed(void)
 {
-	pthread_t t[4];
-	pthread_attr_t a;
+	char *buf = malloc(6 * MB);
+	char *stack = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	double end;
 
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, 2 * MB);
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], &a, mixed_thread, NULL))
-			return fprintf(stderr, "pthread_create failed\n"), 1;
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	if (!buf || stack == MAP_FAILED)
+		return perror("mixed"), 1;
+	memset(buf, 1, 6 * MB);
+	memset(stack, 2, 2 * MB);
+	end = now() + seconds;
+	while (now() < end) {
+		read_pass(buf, 6 * MB);
+		read_pass(stack, 2 * MB);
+	}
+	free(buf);
 	return 0;
 }
 

@@ -239,7 +239,7 @@ for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl; do
 		cp -L "$f" "$ROOT$f"
 	done
 done
-cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$ROOT/"
+cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$ROOT/"
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"
 
