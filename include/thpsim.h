@@ -453,6 +453,10 @@ struct thps_range_stats {
 	uint64_t huge_zero_kb;  /* mapped by the huge zero page (in no Rss) */
 };
 int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out);
+/* The same, Anonymous and AnonHugePages alone: no folio is looked at, the
+ * walk the attribution by mapping repeats at each peak view. */
+int thps_range_anon(thps_proc *p, uint64_t start, uint64_t end, uint64_t *anon_kb,
+		    uint64_t *anon_huge_kb);
 
 /*
  * The order of the folio each page of [start, end) (page-aligned) is

@@ -329,6 +329,49 @@ int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_ran
 	return 0;
 }
 
+/* thps_range_anon: a page with a struct page counts (a special entry, as
+ * the zero pages', does not), and a huge PMD its pages in the range unless
+ * it is the huge zero page; nothing else is read. */
+static int anon_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg)
+{
+	struct range_walk *w = arg;
+	uint64_t stop = ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE;
+
+	if (stop > w->end)
+		stop = w->end;
+	if (vm_normal_page_pmd(vma, pmd)) {
+		w->st->anon_kb += (stop - addr) >> 10;
+		w->st->anon_huge_kb += (stop - addr) >> 10;
+	}
+	return 0;
+}
+
+static int anon_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+{
+	struct range_walk *w = arg;
+
+	(void)vma;
+	(void)addr;
+	if (!pte_special(pte))
+		w->st->anon_kb += PAGE_SIZE >> 10;
+	return 0;
+}
+
+int thps_range_anon(thps_proc *p, uint64_t start, uint64_t end, uint64_t *anon_kb,
+		    uint64_t *anon_huge_kb)
+{
+	static const struct mm_walk_ops ops = { anon_pmd_entry, anon_pte_entry };
+	struct thps_range_stats st = { 0 };
+	struct range_walk w = { &st, end };
+
+	if (start >= end || (start | end) & ~PAGE_MASK)
+		return -EINVAL;
+	walk_range_vmas(&p->mm, start, end, &ops, &w, &w.end);
+	*anon_kb = st.anon_kb;
+	*anon_huge_kb = st.anon_huge_kb;
+	return 0;
+}
+
 /*
  * thps_folio_orders: what tools/mm/thpmaps reads from /proc/PID/pagemap and
  * /proc/PID/kpageflags, page by page: the order of the folio each page of

@@ -12,7 +12,7 @@
  * apart.
  *
  * Figures are the model's, counted over each mapping's range as smaps
- * counts a VMA (thps_range_stats), so the mappings of an address space,
+ * counts a VMA (thps_range_anon), so the mappings of an address space,
  * with "other" for memory in a VMA that no recorded call explains, sum
  * exactly to its Anonymous and AnonHugePages.  A stack grown below what
  * exec recorded (a GROWSDOWN VMA) is the stack's.  "final" is taken just before the address space ends;
@@ -145,12 +145,12 @@ static void collect_span(void *arg, uint64_t start, uint64_t end, int prot, cons
 
 static void add_stats(thps_proc *p, uint64_t start, uint64_t end, struct replay_map_figures *f)
 {
-	struct thps_range_stats st;
+	uint64_t anon, huge;
 
-	if (start >= end || thps_range_stats(p, start, end, &st))
+	if (start >= end || thps_range_anon(p, start, end, &anon, &huge))
 		return;
-	f->anon_kb += st.anon_kb;
-	f->anon_huge_kb += st.anon_huge_kb;
+	f->anon_kb += anon;
+	f->anon_huge_kb += huge;
 }
 
 /* The figures of [start, end), inside one VMA, into the piece or "other"
