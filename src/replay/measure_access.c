@@ -25,8 +25,12 @@
 #define RANGE 0x200000ULL
 #define RANGE_PAGES 512
 
-/* Of [a, b) (page-aligned, inside one 2 MiB range), what the model maps. */
-static void take_piece(struct replay_mm *mm, uint64_t a, uint64_t b, struct replay_access_point *pt)
+/* Of [a, b) (page-aligned, inside one 2 MiB range), what the model maps.
+ * *block: the last PMD-mapped range counted in this sample, + 1: two
+ * regions in one such range take one translation (the regions come in
+ * address order). */
+static void take_piece(struct replay_mm *mm, uint64_t a, uint64_t b, struct replay_access_point *pt,
+		       uint64_t *block)
 {
 	uint8_t order[RANGE_PAGES];
 	struct thps_pageinfo pi;
@@ -34,7 +38,9 @@ static void take_piece(struct replay_mm *mm, uint64_t a, uint64_t b, struct repl
 	if (!thps_pageinfo(mm->proc, a, &pi) && pi.present && pi.huge) {
 		pt->present_kb += (b - a) >> 10;
 		pt->pmd_kb += (b - a) >> 10;
-		pt->pmd_translations++;
+		if (*block != a / RANGE + 1)
+			pt->pmd_translations++;
+		*block = a / RANGE + 1;
 		return;
 	}
 	if (thps_folio_orders(mm->proc, a, b, order))
@@ -54,7 +60,7 @@ static void take_piece(struct replay_mm *mm, uint64_t a, uint64_t b, struct repl
 
 /* A region of the current sample, at its addresses in the model. */
 static void take_region(struct replay_mm *mm, uint64_t start, uint64_t end,
-			struct replay_access_point *pt)
+			struct replay_access_point *pt, uint64_t *block)
 {
 	start &= ~0xfffULL;
 	end = (end + 0xfff) & ~0xfffULL;
@@ -64,7 +70,7 @@ static void take_region(struct replay_mm *mm, uint64_t start, uint64_t end,
 
 		if (stop > end)
 			stop = end;
-		take_piece(mm, start, stop, pt);
+		take_piece(mm, start, stop, pt, block);
 		start = stop;
 	}
 }
@@ -82,10 +88,10 @@ static void acc_region(struct replay *r, struct replay_mm *mm, const struct trac
 
 		if (limit > end || limit <= a)
 			limit = end;
-		take_region(mm, a + (uint64_t)d, limit + (uint64_t)d, pt);
+		take_region(mm, a + (uint64_t)d, limit + (uint64_t)d, pt,
+			    &r->res->access.pending_block);
 		a = limit;
 	}
-	(void)r;
 }
 
 static void acc_end(struct replay *r, const struct trace_event *ev, struct replay_access_point *pt)
@@ -103,13 +109,15 @@ static void acc_end(struct replay *r, const struct trace_event *ev, struct repla
 		int cap = acc->cap ? acc->cap * 2 : 64;
 		struct replay_access_point *v = realloc(acc->p, (size_t)cap * sizeof(*v));
 
-		if (!v)
-			return;
-		acc->p = v;
-		acc->cap = cap;
+		if (v) {
+			acc->p = v;
+			acc->cap = cap;
+		}
 	}
-	acc->p[acc->n++] = *pt;
+	if (acc->n < acc->cap)
+		acc->p[acc->n++] = *pt;
 	memset(pt, 0, sizeof(*pt));
+	acc->pending_block = 0;
 }
 
 /* The sample being built: one at a time (the recorder writes each

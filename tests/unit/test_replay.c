@@ -979,8 +979,9 @@ TEST(replay_mthp_coverage_per_folio_size)
  * 3072 by PMDs in 2 translations of 2 MiB, 256 + 16 of 4 KiB.  Under
  * `always` every block is a THP (4 translations of 2 MiB), under `never`
  * none (1040 of 4 KiB).  A second sample, after block 0 is unmapped,
- * covers [A, A+4M): block 1 alone is mapped.  The recording kernel's
- * figures pass through as they were written.
+ * covers [A, A+4M): block 1 alone is mapped.  A third, two regions of
+ * 64 KiB inside block 1, takes one translation of 2 MiB, not two.  The
+ * recording kernel's figures pass through as they were written.
  */
 static void access_trace(void)
 {
@@ -997,6 +998,9 @@ static void access_trace(void)
 	tsys(11, 0, A, HPAGE, 0, 0);
 	trace_write_access(&W, A, 4ULL << 20, 20);
 	trace_write_access_end(&W, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
+	trace_write_access(&W, A + HPAGE, 64 << 10, 2);
+	trace_write_access(&W, A + HPAGE + (1ULL << 20), 64 << 10, 2);
+	trace_write_access_end(&W, &(struct trace_access_end){ .interval_us = 100000, .checks = 20 });
 	trace_write_exit(&W, 0);
 }
 
@@ -1008,7 +1012,7 @@ TEST(replay_access_coverage_of_the_sampled_regions)
 	access_trace();
 	keep_trace = 1;
 	treplay(NULL);
-	ASSERT_EQ(R.access.n, 2);
+	ASSERT_EQ(R.access.n, 3);
 	p = &R.access.p[0];
 	ASSERT_EQ(p->pid, PID);
 	ASSERT_EQ(p->interval_us, 100000);
@@ -1027,8 +1031,12 @@ TEST(replay_access_coverage_of_the_sampled_regions)
 	ASSERT_EQ(p->pmd_translations, 1);
 	ASSERT_EQ(p->pte_translations, 0);
 	ASSERT_EQ(p->kernel, 0);
-	/* over both samples: 5120 of 6208 kB mapped by PMDs */
-	ASSERT(replay_access_pmd_pct(&R) > 82.4 && replay_access_pmd_pct(&R) < 82.5);
+	p = &R.access.p[2];
+	ASSERT_EQ(p->present_kb, 128);
+	ASSERT_EQ(p->pmd_kb, 128);
+	ASSERT_EQ(p->pmd_translations, 1);
+	/* over the samples: 5248 of 6336 kB mapped by PMDs */
+	ASSERT(replay_access_pmd_pct(&R) > 82.8 && replay_access_pmd_pct(&R) < 82.9);
 
 	treplay_again("transparent_hugepage/enabled=always");
 	p = &R.access.p[0];
