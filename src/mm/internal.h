@@ -358,6 +358,10 @@ struct mm_walk_ops {
 	int (*pmd_entry)(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, void *arg);
 	/* a present PTE */
 	int (*pte_entry)(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg);
+	/* or, instead (pte_entry NULL), the PTEs of [addr, addr + n pages) of
+	 * one table at once: for a walk that only counts */
+	int (*pte_range)(struct vm_area_struct *vma, const pte_t *pte, unsigned n, uint64_t addr,
+			 void *arg);
 };
 int walk_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end,
 			const struct mm_walk_ops *ops, void *arg);

@@ -5,7 +5,7 @@
  * walk_page_range_vma visits [start, end) of one VMA, one PMD range at a
  * time: a huge PMD goes to ops->pmd_entry once, with the address of the
  * range's start; a PTE table's present entries go to ops->pte_entry one by
- * one.  Empty ranges and none entries are skipped.  A callback returning
+ * one (or, without one, the table's part in the range to ops->pte_range).  Empty ranges and none entries are skipped.  A callback returning
  * nonzero ends the walk with that value.  It changes nothing, so a caller
  * that only reads (smaps, the reverse map) needs no more than the lock of
  * the mm it walks.
@@ -28,6 +28,13 @@ int walk_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end
 			continue;
 		if (pmd_trans_huge(v)) {
 			if (ops->pmd_entry && (ret = ops->pmd_entry(vma, v, addr, arg)))
+				return ret;
+			continue;
+		}
+		if (!ops->pte_entry) {
+			ret = ops->pte_range(vma, pte_offset(m, pmd, addr),
+					     (unsigned)((next - addr) >> PAGE_SHIFT), addr, arg);
+			if (ret)
 				return ret;
 			continue;
 		}

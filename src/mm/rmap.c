@@ -298,7 +298,8 @@ static int rmap_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, 
 
 static int rmap_walk_mm(struct mm_struct *mm, const struct rmap_range *r, rmap_fn fn, void *arg)
 {
-	static const struct mm_walk_ops ops = { rmap_pmd_entry, rmap_pte_entry };
+	static const struct mm_walk_ops ops = { .pmd_entry = rmap_pmd_entry,
+						.pte_entry = rmap_pte_entry };
 	struct rmap_walk_arg w = { r, fn, arg };
 
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {

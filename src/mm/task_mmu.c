@@ -93,7 +93,8 @@ static int smaps_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr,
 
 static void smaps_walk(struct mm_struct *mm, struct mem_size_stats *mss)
 {
-	static const struct mm_walk_ops ops = { smaps_pmd_entry, smaps_pte_entry };
+	static const struct mm_walk_ops ops = { .pmd_entry = smaps_pmd_entry,
+						.pte_entry = smaps_pte_entry };
 
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next)
 		walk_page_range_vma(vma, vma->vm_start, vma->vm_end, &ops, mss);
@@ -319,7 +320,8 @@ static void walk_range_vmas(struct mm_struct *mm, uint64_t start, uint64_t end,
 
 int thps_range_stats(thps_proc *p, uint64_t start, uint64_t end, struct thps_range_stats *out)
 {
-	static const struct mm_walk_ops ops = { range_pmd_entry, range_pte_entry };
+	static const struct mm_walk_ops ops = { .pmd_entry = range_pmd_entry,
+						.pte_entry = range_pte_entry };
 	struct range_walk w = { out, end };
 
 	memset(out, 0, sizeof(*out));
@@ -346,21 +348,28 @@ static int anon_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, 
 	return 0;
 }
 
-static int anon_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg)
+static int anon_pte_range(struct vm_area_struct *vma, const pte_t *pte, unsigned n, uint64_t addr,
+			  void *arg)
 {
 	struct range_walk *w = arg;
+	uint64_t pages = 0;
 
 	(void)vma;
 	(void)addr;
-	if (!pte_special(pte))
-		w->st->anon_kb += PAGE_SIZE >> 10;
+	for (unsigned i = 0; i < n; i++) {
+		pte_t e = ptep_get(&pte[i]);
+
+		pages += pte_present(e) && !pte_special(e);
+	}
+	w->st->anon_kb += pages * (PAGE_SIZE >> 10);
 	return 0;
 }
 
 int thps_range_anon(thps_proc *p, uint64_t start, uint64_t end, uint64_t *anon_kb,
 		    uint64_t *anon_huge_kb)
 {
-	static const struct mm_walk_ops ops = { anon_pmd_entry, anon_pte_entry };
+	static const struct mm_walk_ops ops = { .pmd_entry = anon_pmd_entry,
+						.pte_range = anon_pte_range };
 	struct thps_range_stats st = { 0 };
 	struct range_walk w = { &st, end };
 
@@ -410,7 +419,8 @@ static int orders_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr
 
 int thps_folio_orders(thps_proc *p, uint64_t start, uint64_t end, uint8_t *orders)
 {
-	static const struct mm_walk_ops ops = { orders_pmd_entry, orders_pte_entry };
+	static const struct mm_walk_ops ops = { .pmd_entry = orders_pmd_entry,
+						.pte_entry = orders_pte_entry };
 	struct orders_walk w = { orders, start, end };
 
 	if (start >= end || (start | end) & ~PAGE_MASK)
