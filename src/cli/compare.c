@@ -1167,23 +1167,25 @@ static void print_json(const char *path, struct policy *pol, int n)
 	json_finish(&j);
 }
 
-int cmd_compare(int argc, char **argv)
-{
-	static struct policy pol[MAX_POLICIES];
-	struct knob_sets sets = { 0 };
-	struct replay_opts common = { .progress = 1, .layout_seed = 1 };
-	const char *path = NULL, *svg_path = NULL, *specs[MAX_POLICIES][2];
-	char namebuf[MAX_POLICIES][64];
-	int json = 0, n = 0, failed = 0, force = 0;
-	char spool[4096];
-	int spool_fd;
-	struct outfile of = { 0 };
-	char why[8192];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t ram_gib = 0;
+/* What compare's command line asks for, besides each policy's knobs. */
+struct compare_args {
+	struct knob_sets sets;              /* --set: every policy's, under its own knobs */
+	struct replay_opts common;          /* --ram, --settle, --layouts...: every policy's */
+	uint64_t ram_gib;                   /* --ram, for replay_parse_common */
+	const char *path;                   /* the trace ("-": standard input) */
+	const char *svg_path;               /* --svg FILE, or NULL */
+	const char *specs[MAX_POLICIES][2]; /* each policy's name and knobs */
+	char names[MAX_POLICIES][64];       /* the --policy names specs point to */
+	int n;                              /* policies in specs */
+	int json, force;                    /* --format json, --force */
+};
 
+/* The command line into a: -1 to go on, else the status to exit with
+ * (0 after --help, 2 after a usage message). */
+static int parse_compare_args(int argc, char **argv, struct compare_args *a)
+{
 	for (int i = 1; i < argc; i++) {
-		int c = replay_parse_common(argc, argv, &i, &sets, &common, &ram_gib);
+		int c = replay_parse_common(argc, argv, &i, &a->sets, &a->common, &a->ram_gib);
 
 		if (c > 0)
 			return c;
@@ -1195,61 +1197,68 @@ int cmd_compare(int argc, char **argv)
 			if (!eq || eq == arg || !strchr(eq + 1, '='))
 				return cli_usage("compare: --policy takes NAME=KNOB=VALUE[,...], not "
 						 "'%s'", arg);
-			if (n >= MAX_POLICIES)
+			if (a->n >= MAX_POLICIES)
 				return cli_usage("compare: at most %d policies", MAX_POLICIES);
-			snprintf(namebuf[n], sizeof(namebuf[n]), "%.*s", (int)(eq - arg), arg);
-			specs[n][0] = namebuf[n];
-			specs[n][1] = eq + 1;
-			n++;
+			snprintf(a->names[a->n], sizeof(a->names[a->n]), "%.*s", (int)(eq - arg), arg);
+			a->specs[a->n][0] = a->names[a->n];
+			a->specs[a->n][1] = eq + 1;
+			a->n++;
 		} else if (!strcmp(argv[i], "--svg") && i + 1 < argc) {
-			svg_path = argv[++i];
+			a->svg_path = argv[++i];
 		} else if (!strcmp(argv[i], "--force")) {
-			force = 1;
+			a->force = 1;
 		} else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-			if (cli_parse_format(argv[++i], &json))
+			if (cli_parse_format(argv[++i], &a->json))
 				return 2;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts(usage_text);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) { /* "-": standard input */
 			return cli_bad_option("compare", argv[i], usage_text);
-		} else if (!path) {
-			path = argv[i];
+		} else if (!a->path) {
+			a->path = argv[i];
 		} else {
 			return cli_usage("compare: one TRACE at a time\n%s", usage_text);
 		}
 	}
-	if (!path)
+	if (!a->path)
 		return cli_usage("compare: no TRACE\n%s", usage_text);
-	if (!n)
-		for (; n < (int)(sizeof(default_policies) / sizeof(default_policies[0])); n++) {
-			specs[n][0] = default_policies[n][0];
-			specs[n][1] = default_policies[n][1];
+	return -1;
+}
+
+/* pol[0..a->n) from a's policies (the default ones when none was given),
+ * each with the common options and its own knobs: 0, or 2 after a usage
+ * message. */
+static int make_policies(struct policy *pol, struct compare_args *a)
+{
+	if (!a->n)
+		for (; a->n < (int)(sizeof(default_policies) / sizeof(default_policies[0])); a->n++) {
+			a->specs[a->n][0] = default_policies[a->n][0];
+			a->specs[a->n][1] = default_policies[a->n][1];
 		}
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < a->n; k++) {
 		memset(&pol[k], 0, sizeof(pol[k]));
 		struct knob_sets knobs;
 
-		if (parse_policy(&pol[k], specs[k][0], specs[k][1], &sets))
+		if (parse_policy(&pol[k], a->specs[k][0], a->specs[k][1], &a->sets))
 			return 2;
 		/* the common options (--ram, --settle, --khugepaged, --layouts...),
 		 * then the policy's knobs */
 		knobs = pol[k].o.knobs;
-		pol[k].o = common;
+		pol[k].o = a->common;
 		pol[k].o.knobs = knobs;
 		pol[k].o.label = pol[k].name;
-		pol[k].path = path; /* or the copy, once it is made */
+		pol[k].path = a->path; /* or the copy, once it is made */
 	}
-	/* the chart's file before the work: an existing one is refused now */
-	if (svg_path && outfile_open(&of, svg_path, force, why, sizeof(why)))
-		return msg_error(0, "compare: %s", why), 2;
-	if (spool_stream(path, spool, sizeof(spool), &spool_fd)) {
-		outfile_abort(&of);
-		return 2;
-	}
-	for (int k = 0; k < n; k++)
-		pol[k].path = spool[0] ? spool : path;
-	/* run them, at most one per CPU at a time */
+	return 0;
+}
+
+/* Every policy's replay, at most one per CPU at a time (run_policy where a
+ * thread cannot be had). */
+static void run_policies(struct policy *pol, int n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
 	if (ncpu < 1)
 		ncpu = 1;
 	for (int k = 0; k < n; k += (int)ncpu) {
@@ -1265,7 +1274,12 @@ int cmd_compare(int argc, char **argv)
 				run_policy(&pol[t]);
 		}
 	}
-	/* a copied stream: its messages name what the user gave */
+}
+
+/* A failed policy's message names path, what the user gave, where it
+ * names spool, the copy read in its place (spool_stream). */
+static void unspool_errors(struct policy *pol, int n, const char *spool, const char *path)
+{
 	for (int k = 0; k < n; k++) {
 		char *at = spool[0] && pol[k].rc ? strstr(pol[k].err, spool) : NULL;
 
@@ -1277,6 +1291,14 @@ int cmd_compare(int argc, char **argv)
 				 rest);
 		}
 	}
+}
+
+/* The failed policies' messages, a trouble every policy shares said once:
+ * 2 when a policy failed, else 0. */
+static int report_policy_errors(const struct policy *pol, int n)
+{
+	int failed = 0;
+
 	for (int k = 0; k < n; k++) {
 		int said = 0;
 
@@ -1294,12 +1316,45 @@ int cmd_compare(int argc, char **argv)
 		else
 			msg_error(0, "compare: %s", pol[k].err);
 	}
+	return failed;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static struct policy pol[MAX_POLICIES];
+	struct compare_args a = { .common = { .progress = 1, .layout_seed = 1 } };
+	const char *path;
+	int failed, n, rc;
+	char spool[4096];
+	int spool_fd;
+	struct outfile of = { 0 };
+	char why[8192];
+
+	if ((rc = parse_compare_args(argc, argv, &a)) >= 0)
+		return rc;
+	if (make_policies(pol, &a))
+		return 2;
+	path = a.path;
+	n = a.n;
+	/* the chart's file before the work: an existing one is refused now */
+	if (a.svg_path && outfile_open(&of, a.svg_path, a.force, why, sizeof(why)))
+		return msg_error(0, "compare: %s", why), 2;
+	if (spool_stream(path, spool, sizeof(spool), &spool_fd)) {
+		outfile_abort(&of);
+		return 2;
+	}
+	for (int k = 0; k < n; k++)
+		pol[k].path = spool[0] ? spool : path;
+	run_policies(pol, n);
+	/* a copied stream: its messages name what the user gave */
+	unspool_errors(pol, n, spool, path);
+	failed = report_policy_errors(pol, n);
 	if (!failed) {
-		if (json)
+		if (a.json)
 			print_json(path, pol, n);
 		else
 			print_text(path, pol, n);
-		if (svg_path) {
+		if (a.svg_path) {
 			svg(of.f, path, pol, n);
 			if (outfile_commit(&of, why, sizeof(why))) {
 				msg_error(0, "compare: %s", why);

@@ -955,54 +955,58 @@ static int write_svg(const char *path, int force, const char *plan, const struct
 	return 0;
 }
 
-static int sweep_merge(int argc, char **argv)
-{
-	const char *plan = NULL, *dir = NULL, *svg = NULL;
-	char defdir[4160], why[4800];
-	int fmt = 0, bad = 0, ng = 0, rc, force = 0; /* fmt: 0 text, 1 json, 2 csv */
-	struct plan pl;
-	struct result *res;
-	struct group g[SWEEP_MAX_GROUPS];
-	int *gid;
+/* What "sweep merge" is asked for. */
+struct merge_args {
+	const char *plan, *dir; /* PLAN, and DIR (NULL: PLAN.results) */
+	const char *svg;        /* --svg FILE, or NULL */
+	int fmt;                /* --format: 0 text, 1 json, 2 csv */
+	int force;              /* --force: an existing chart replaced */
+};
 
+/* merge's command line into a: -1 to go on, else 2 after a usage
+ * message. */
+static int parse_merge_args(int argc, char **argv, struct merge_args *a)
+{
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
 			const char *f = argv[++i];
 
 			if (!strcmp(f, "text"))
-				fmt = 0;
+				a->fmt = 0;
 			else if (!strcmp(f, "json"))
-				fmt = 1;
+				a->fmt = 1;
 			else if (!strcmp(f, "csv"))
-				fmt = 2;
+				a->fmt = 2;
 			else
 				return cli_usage("sweep merge: --format takes text, json or csv, not '%s'", f);
 		} else if (!strcmp(argv[i], "--svg") && i + 1 < argc) {
-			svg = argv[++i];
+			a->svg = argv[++i];
 		} else if (!strcmp(argv[i], "--force")) {
-			force = 1;
+			a->force = 1;
 		} else if (argv[i][0] == '-') {
 			return cli_bad_option("sweep merge", argv[i], usage_text);
-		} else if (!plan) {
-			plan = argv[i];
-		} else if (!dir) {
-			dir = argv[i];
+		} else if (!a->plan) {
+			a->plan = argv[i];
+		} else if (!a->dir) {
+			a->dir = argv[i];
 		} else {
 			return cli_usage("sweep merge: PLAN [DIR]\n%s", usage_text);
 		}
 	}
-	if ((rc = open_plan("sweep merge", plan, &pl, &dir, defdir, sizeof(defdir))))
-		return rc;
-	res = calloc((size_t)pl.n, sizeof(*res));
-	gid = calloc((size_t)pl.n, sizeof(*gid));
-	if (!res || !gid) {
-		free(res);
-		free(gid);
-		free(pl.v);
-		return msg_error(-ENOMEM, "sweep merge"), 2;
-	}
-	for (int i = 0; i < pl.n; i++) {
-		const struct job *jb = &pl.v[i];
+	return -1;
+}
+
+/* Every job's result in DIR into res, checked against the plan; each job
+ * planned by another version, missing or failed named: 0, or 1 when one
+ * was (then nothing is merged). */
+static int load_results(const struct plan *pl, const char *dir, const char *plan,
+			struct result *res)
+{
+	char why[4800];
+	int bad = 0;
+
+	for (int i = 0; i < pl->n; i++) {
+		const struct job *jb = &pl->v[i];
 
 		if (strcmp(jb->version, THPS_VERSION)) {
 			fprintf(stderr, "thpsim: sweep merge: job %d (%s): planned by thpsim %s, this is "
@@ -1017,24 +1021,26 @@ static int sweep_merge(int argc, char **argv)
 	}
 	if (bad) {
 		fprintf(stderr, "thpsim: sweep merge: %d of %d jobs missing or failed: nothing merged; "
-				"run them again (thpsim sweep run %s --index I)\n", bad, pl.n, plan);
-		free(res);
-		free(gid);
-		free(pl.v);
+				"run them again (thpsim sweep run %s --index I)\n", bad, pl->n, plan);
 		return 1;
 	}
-	/* the totals, weighted */
-	for (int i = 0; i < pl.n; i++) {
-		const struct job *jb = &pl.v[i];
+	return 0;
+}
+
+/* The totals, weighted: each job's figures added to its (policy, kernel)
+ * group in g (*ng of them), its group's index in gid.  0, or 2 after a
+ * message when there are more groups than SWEEP_MAX_GROUPS. */
+static int sum_groups(const struct plan *pl, const struct result *res, struct group *g, int *ng,
+		      int *gid)
+{
+	for (int i = 0; i < pl->n; i++) {
+		const struct job *jb = &pl->v[i];
 		struct group *gr;
 
-		gid[i] = group_of(g, &ng, jb);
+		gid[i] = group_of(g, ng, jb);
 		if (gid[i] < 0) {
 			fprintf(stderr, "thpsim: sweep merge: more than %d policies x kernels\n",
 				SWEEP_MAX_GROUPS);
-			free(res);
-			free(gid);
-			free(pl.v);
 			return 2;
 		}
 		gr = &g[gid[i]];
@@ -1047,8 +1053,13 @@ static int sweep_merge(int argc, char **argv)
 		gr->killed += res[i].oom_kills ? jb->weight : 0;
 		gr->killed_some_layout += res[i].kill_layouts_max ? jb->weight : 0;
 	}
-	/* each group's baseline: "never" under the same kernel, else the
-	 * kernel's first policy */
+	return 0;
+}
+
+/* Each group's baseline: "never" under the same kernel, else the kernel's
+ * first policy. */
+static void pick_baselines(struct group *g, int ng)
+{
 	for (int a = 0; a < ng; a++) {
 		g[a].baseline = -1;
 		for (int b = 0; b < ng && g[a].baseline < 0; b++)
@@ -1058,136 +1069,195 @@ static int sweep_merge(int argc, char **argv)
 			if (!strcmp(g[b].kernel, g[a].kernel))
 				g[a].baseline = b;
 	}
-	if (svg && (rc = write_svg(svg, force, plan, g, ng))) {
+}
+
+/* The report as JSON: each group's totals, spread and extra, then each
+ * job's own figures. */
+static void merge_json(const char *plan, const struct plan *pl, const struct result *res,
+		       const struct group *g, int ng)
+{
+	struct json j;
+
+	json_init(&j, stdout, 1);
+	json_begin_object(&j, NULL);
+	json_string(&j, "plan", plan);
+	json_string(&j, "version", THPS_VERSION);
+	json_begin_array(&j, "groups");
+	for (int a = 0; a < ng; a++) {
+		const struct group *gr = &g[a], *b = &g[gr->baseline];
+
+		json_begin_object(&j, NULL);
+		json_string(&j, "policy", gr->policy);
+		json_string(&j, "kernel", gr->kernel);
+		json_string(&j, "baseline", b->policy);
+		json_int(&j, "jobs", gr->jobs);
+		for (int f = 0; f < SWEEP_FIGS; f++) {
+			json_begin_object(&j, fig_names[f]);
+			json_total(&j, "total_kB", gr->fig[f]);
+			json_total(&j, "lowest_kB", gr->lo[f]);
+			json_total(&j, "highest_kB", gr->hi[f]);
+			json_total(&j, "extra_kB", gr->fig[f] - b->fig[f]);
+			json_end_object(&j);
+		}
+		json_total(&j, "oom_killed_weight", gr->killed);
+		json_total(&j, "oom_killed_in_some_layout_weight", gr->killed_some_layout);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_begin_array(&j, "jobs");
+	for (int i = 0; i < pl->n; i++) {
+		json_begin_object(&j, NULL);
+		json_int(&j, "index", pl->v[i].index);
+		json_string(&j, "job", pl->v[i].name);
+		json_string(&j, "trace", pl->v[i].trace);
+		json_string(&j, "policy", pl->v[i].policy);
+		json_string(&j, "kernel", pl->v[i].kernel);
+		json_total(&j, "weight", pl->v[i].weight);
+		for (int f = 0; f < SWEEP_FIGS; f++)
+			json_uint(&j, fig_names[f], res[i].fig[f]);
+		json_uint(&j, "thp_fault_alloc", res[i].thp_fault_alloc);
+		json_uint(&j, "memory_peak_kB", res[i].memory_peak_kb);
+		json_int(&j, "oom_kills", res[i].oom_kills);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_end_object(&j);
+	json_finish(&j);
+}
+
+/* The report as CSV: a line a group. */
+static void merge_csv(const struct group *g, int ng)
+{
+	printf("policy,kernel,jobs");
+	for (int f = 0; f < SWEEP_FIGS; f++)
+		printf(",%s_kB,%s_lowest_kB,%s_highest_kB,%s_extra_kB", fig_names[f], fig_names[f],
+		       fig_names[f], fig_names[f]);
+	printf(",oom_killed_weight\n");
+	for (int a = 0; a < ng; a++) {
+		printf("%s,%s,%d", g[a].policy, g[a].kernel, g[a].jobs);
+		for (int f = 0; f < SWEEP_FIGS; f++)
+			printf(",%.0f,%.0f,%.0f,%.0f", g[a].fig[f], g[a].lo[f], g[a].hi[f],
+			       g[a].fig[f] - g[g[a].baseline].fig[f]);
+		printf(",%g\n", g[a].killed);
+	}
+}
+
+/* The report as text: a group's totals on a line, its spread across
+ * layouts on the next. */
+static void merge_text(const char *plan, const struct plan *pl, const struct group *g, int ng)
+{
+	printf("thpsim sweep merge %s: %d jobs\n\n", plan, pl->n);
+	printf("the fleet, weighted by instances: kB summed over the traces (lowest..highest: "
+	       "the sums of each\ntrace's lowest and highest across its layouts); extra: "
+	       "against the baseline policy\n");
+	printf("%-16s %-9s %14s %14s %12s %14s %14s %9s\n", "policy", "kernel", "peak Anon kB",
+	       "extra peak", "(%)", "final Anon kB", "final AHP kB", "OOM-kill");
+	for (int a = 0; a < ng; a++) {
+		const struct group *gr = &g[a], *b = &g[gr->baseline];
+		double extra = gr->fig[0] - b->fig[0];
+
+		printf("%-16.16s %-9.9s %14.0f %14.0f %11.1f%% %14.0f %14.0f %9g\n", gr->policy,
+		       gr->kernel, gr->fig[0], extra, b->fig[0] > 0 ? 100.0 * extra / b->fig[0] : 0.0,
+		       gr->fig[1], gr->fig[3], gr->killed);
+		printf("%-16s %-9s %6.0f..%-7.0f %29s %14s %6.0f..%-7.0f\n", "", "", gr->lo[0],
+		       gr->hi[0], "", "", gr->lo[3], gr->hi[3]);
+	}
+}
+
+/* The text report's end: the traces that cost the most, each policy's (at
+ * most five) largest extra peak AnonPages against its baseline on the same
+ * trace, weighted. */
+static void print_costliest(const struct plan *pl, const struct result *res,
+			    const struct group *g, int ng, const int *gid)
+{
+	printf("\nthe traces that cost the most (weighted extra peak AnonPages against the "
+	       "baseline):\n");
+	for (int a = 0; a < ng; a++) {
+		int shown = 0, used[5] = { -1, -1, -1, -1, -1 };
+
+		if (g[a].baseline == a)
+			continue;
+		for (int s = 0; s < 5; s++) {
+			int best = -1;
+			double bx = 0;
+
+			for (int i = 0; i < pl->n; i++) {
+				double x;
+				int seen = 0;
+
+				if (gid[i] != a)
+					continue;
+				for (int u = 0; u < s; u++)
+					seen |= used[u] == i;
+				for (int k = 0; k < pl->n && !seen; k++)
+					if (gid[k] == g[a].baseline &&
+					    !strcmp(pl->v[k].trace, pl->v[i].trace)) {
+						x = pl->v[i].weight *
+						    ((double)res[i].fig[0] - (double)res[k].fig[0]);
+						if (best < 0 || x > bx) {
+							best = i;
+							bx = x;
+						}
+					}
+			}
+			if (best < 0 || bx <= 0)
+				break;
+			used[s] = best;
+			printf("  %-16.16s %-9.9s %-32.32s %+12.0f kB (x%g)\n",
+			       shown ? "" : g[a].policy, shown ? "" : g[a].kernel,
+			       pl->v[best].trace, bx, pl->v[best].weight);
+			shown++;
+		}
+	}
+}
+
+/* "sweep merge PLAN [DIR]": every result checked against the plan, then
+ * the fleet report (text, JSON or CSV) and the chart; 1 when a job is
+ * missing or failed, 2 on a usage or input error. */
+static int sweep_merge(int argc, char **argv)
+{
+	struct merge_args a = { 0 };
+	char defdir[4160];
+	int ng = 0, rc;
+	struct plan pl;
+	struct result *res;
+	struct group g[SWEEP_MAX_GROUPS];
+	int *gid;
+
+	if ((rc = parse_merge_args(argc, argv, &a)) >= 0)
+		return rc;
+	if ((rc = open_plan("sweep merge", a.plan, &pl, &a.dir, defdir, sizeof(defdir))))
+		return rc;
+	res = calloc((size_t)pl.n, sizeof(*res));
+	gid = calloc((size_t)pl.n, sizeof(*gid));
+	if (!res || !gid) {
 		free(res);
 		free(gid);
 		free(pl.v);
-		return rc;
+		return msg_error(-ENOMEM, "sweep merge"), 2;
 	}
-	if (fmt == 1) {
-		struct json j;
-
-		json_init(&j, stdout, 1);
-		json_begin_object(&j, NULL);
-		json_string(&j, "plan", plan);
-		json_string(&j, "version", THPS_VERSION);
-		json_begin_array(&j, "groups");
-		for (int a = 0; a < ng; a++) {
-			const struct group *gr = &g[a], *b = &g[gr->baseline];
-
-			json_begin_object(&j, NULL);
-			json_string(&j, "policy", gr->policy);
-			json_string(&j, "kernel", gr->kernel);
-			json_string(&j, "baseline", b->policy);
-			json_int(&j, "jobs", gr->jobs);
-			for (int f = 0; f < SWEEP_FIGS; f++) {
-				json_begin_object(&j, fig_names[f]);
-				json_total(&j, "total_kB", gr->fig[f]);
-				json_total(&j, "lowest_kB", gr->lo[f]);
-				json_total(&j, "highest_kB", gr->hi[f]);
-				json_total(&j, "extra_kB", gr->fig[f] - b->fig[f]);
-				json_end_object(&j);
-			}
-			json_total(&j, "oom_killed_weight", gr->killed);
-			json_total(&j, "oom_killed_in_some_layout_weight", gr->killed_some_layout);
-			json_end_object(&j);
-		}
-		json_end_array(&j);
-		json_begin_array(&j, "jobs");
-		for (int i = 0; i < pl.n; i++) {
-			json_begin_object(&j, NULL);
-			json_int(&j, "index", pl.v[i].index);
-			json_string(&j, "job", pl.v[i].name);
-			json_string(&j, "trace", pl.v[i].trace);
-			json_string(&j, "policy", pl.v[i].policy);
-			json_string(&j, "kernel", pl.v[i].kernel);
-			json_total(&j, "weight", pl.v[i].weight);
-			for (int f = 0; f < SWEEP_FIGS; f++)
-				json_uint(&j, fig_names[f], res[i].fig[f]);
-			json_uint(&j, "thp_fault_alloc", res[i].thp_fault_alloc);
-			json_uint(&j, "memory_peak_kB", res[i].memory_peak_kb);
-			json_int(&j, "oom_kills", res[i].oom_kills);
-			json_end_object(&j);
-		}
-		json_end_array(&j);
-		json_end_object(&j);
-		json_finish(&j);
-	} else if (fmt == 2) {
-		printf("policy,kernel,jobs");
-		for (int f = 0; f < SWEEP_FIGS; f++)
-			printf(",%s_kB,%s_lowest_kB,%s_highest_kB,%s_extra_kB", fig_names[f], fig_names[f],
-			       fig_names[f], fig_names[f]);
-		printf(",oom_killed_weight\n");
-		for (int a = 0; a < ng; a++) {
-			printf("%s,%s,%d", g[a].policy, g[a].kernel, g[a].jobs);
-			for (int f = 0; f < SWEEP_FIGS; f++)
-				printf(",%.0f,%.0f,%.0f,%.0f", g[a].fig[f], g[a].lo[f], g[a].hi[f],
-				       g[a].fig[f] - g[g[a].baseline].fig[f]);
-			printf(",%g\n", g[a].killed);
-		}
-	} else {
-		printf("thpsim sweep merge %s: %d jobs\n\n", plan, pl.n);
-		printf("the fleet, weighted by instances: kB summed over the traces (lowest..highest: "
-		       "the sums of each\ntrace's lowest and highest across its layouts); extra: "
-		       "against the baseline policy\n");
-		printf("%-16s %-9s %14s %14s %12s %14s %14s %9s\n", "policy", "kernel", "peak Anon kB",
-		       "extra peak", "(%)", "final Anon kB", "final AHP kB", "OOM-kill");
-		for (int a = 0; a < ng; a++) {
-			const struct group *gr = &g[a], *b = &g[gr->baseline];
-			double extra = gr->fig[0] - b->fig[0];
-
-			printf("%-16.16s %-9.9s %14.0f %14.0f %11.1f%% %14.0f %14.0f %9g\n", gr->policy,
-			       gr->kernel, gr->fig[0], extra, b->fig[0] > 0 ? 100.0 * extra / b->fig[0] : 0.0,
-			       gr->fig[1], gr->fig[3], gr->killed);
-			printf("%-16s %-9s %6.0f..%-7.0f %29s %14s %6.0f..%-7.0f\n", "", "", gr->lo[0],
-			       gr->hi[0], "", "", gr->lo[3], gr->hi[3]);
-		}
-		/* the traces that cost the most: each policy's largest extra
-		 * peak AnonPages against its baseline, weighted */
-		printf("\nthe traces that cost the most (weighted extra peak AnonPages against the "
-		       "baseline):\n");
-		for (int a = 0; a < ng; a++) {
-			int shown = 0, used[5] = { -1, -1, -1, -1, -1 };
-
-			if (g[a].baseline == a)
-				continue;
-			for (int s = 0; s < 5; s++) {
-				int best = -1;
-				double bx = 0;
-
-				for (int i = 0; i < pl.n; i++) {
-					double x;
-					int seen = 0;
-
-					if (gid[i] != a)
-						continue;
-					for (int u = 0; u < s; u++)
-						seen |= used[u] == i;
-					for (int k = 0; k < pl.n && !seen; k++)
-						if (gid[k] == g[a].baseline &&
-						    !strcmp(pl.v[k].trace, pl.v[i].trace)) {
-							x = pl.v[i].weight *
-							    ((double)res[i].fig[0] - (double)res[k].fig[0]);
-							if (best < 0 || x > bx) {
-								best = i;
-								bx = x;
-							}
-						}
-				}
-				if (best < 0 || bx <= 0)
-					break;
-				used[s] = best;
-				printf("  %-16.16s %-9.9s %-32.32s %+12.0f kB (x%g)\n",
-				       shown ? "" : g[a].policy, shown ? "" : g[a].kernel,
-				       pl.v[best].trace, bx, pl.v[best].weight);
-				shown++;
-			}
+	rc = load_results(&pl, a.dir, a.plan, res);
+	if (!rc)
+		rc = sum_groups(&pl, res, g, &ng, gid);
+	if (!rc) {
+		pick_baselines(g, ng);
+		if (a.svg)
+			rc = write_svg(a.svg, a.force, a.plan, g, ng);
+	}
+	if (!rc) {
+		if (a.fmt == 1) {
+			merge_json(a.plan, &pl, res, g, ng);
+		} else if (a.fmt == 2) {
+			merge_csv(g, ng);
+		} else {
+			merge_text(a.plan, &pl, g, ng);
+			print_costliest(&pl, res, g, ng, gid);
 		}
 	}
 	free(res);
 	free(gid);
 	free(pl.v);
-	return 0;
+	return rc;
 }
 
 int cmd_sweep(int argc, char **argv)

@@ -376,16 +376,67 @@ static int check_folio(struct checker *c, uint64_t pfn, uint64_t *mapped_pages, 
 	return 0;
 }
 
-static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
+/* What the walk over every frame counts, for the totals checked after it. */
+struct frame_tally {
+	uint64_t free_frames;  /* on the buddy lists, and never used (above the wilderness) */
+	uint64_t mapped_pages; /* anonymous pages mapped: nr_anon_pages */
+	uint64_t thps;         /* folios PMD-mapped: nr_anon_transparent_hugepages */
+	uint64_t tables;       /* page-table frames: nr_page_table_pages */
+	uint64_t pcp;          /* free frames in process caches and parked ones */
+	uint64_t charged;      /* frames charged to the memory cgroup */
+	int64_t free_per_order[NR_PAGE_ORDERS]; /* buddy blocks of each order */
+};
+
+/* A free buddy block at pfn: aligned, inside memory, no frame of it in use
+ * or still charged. */
+static int check_free_block(struct checker *c, uint64_t pfn, struct page *page)
+{
+	uint64_t nr = 1UL << page->order;
+
+	if (!IS_ALIGNED(pfn, nr) || pfn + nr > c->nframes)
+		return fail(c, "free block at %#llx order %u misaligned",
+			    (unsigned long long)pfn, page->order);
+	for (uint64_t i = 0; i < nr; i++)
+		if (c->f[pfn + i].use != USE_NONE)
+			return fail(c, "free frame %#llx is in use",
+				    (unsigned long long)(pfn + i));
+	for (uint64_t i = 0; i < nr; i++)
+		if (test_bit_flags(page + i, PG_memcg))
+			return fail(c, "free frame %#llx still charged",
+				    (unsigned long long)(pfn + i));
+	return 0;
+}
+
+/* The huge zero page's frames at hzp: never mapped as pages, one reference
+ * (the machine's), and all zero in the test build. */
+static int check_hzp_frames(struct checker *c, uint32_t hzp, struct page *page)
 {
 	struct thps_machine *m = c->m;
-	uint64_t free_frames = m->nr_frames - m->zone.wilderness, mapped_pages = 0, thps = 0, tables = 0, pcp = 0;
-	uint64_t charged = 0; /* frames charged to the memory cgroup */
-	uint64_t v[THPS_NR_VM_ITEMS];
-	uint32_t hzp = READ_ONCE(m->huge_zero_pfn);
-	int64_t free_per_order[NR_PAGE_ORDERS] = { 0 };
+	uint64_t pfn = hzp;
 
-	(void)mapped_expect_unused;
+	for (uint64_t i = 0; i < HPAGE_PMD_NR; i++)
+		if (c->f[pfn + i].use != USE_NONE || c->f[pfn + i].map)
+			return fail(c, "huge zero page frame %#llx mapped as a page",
+				    (unsigned long long)(pfn + i));
+	if (!PageHugeZero(page) || folio_ref_count((struct folio *)page) != 1)
+		return fail(c, "huge zero page at %#x has refcount %d",
+			    hzp, folio_ref_count((struct folio *)page));
+	if (THPS_DEBUG >= 2)
+		for (uint64_t i = 0; i < HPAGE_PMD_NR; i++)
+			if (!page_bytes_zero_raw(m, page + i))
+				return fail(c, "huge zero page holds a nonzero byte");
+	return 0;
+}
+
+/* Every frame up to the wilderness, in order: free (a buddy block, a cached
+ * frame), reserved, the zero pages, a table or an anonymous folio whose
+ * counts match what check_mm found; anything else is a leak.  Counts into
+ * t what the totals are checked against. */
+static int tally_frames(struct checker *c, struct frame_tally *t)
+{
+	struct thps_machine *m = c->m;
+	uint32_t hzp = READ_ONCE(m->huge_zero_pfn);
+
 	for (uint64_t pfn = 0; pfn < c->nframes;) {
 		struct page *page = pfn_to_page(m, pfn);
 		struct frame_exp *e = &c->f[pfn];
@@ -405,41 +456,23 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 		if (PageBuddy(page)) {
 			uint64_t nr = 1UL << page->order;
 
-			if (!IS_ALIGNED(pfn, nr) || pfn + nr > c->nframes)
-				return fail(c, "free block at %#llx order %u misaligned",
-					    (unsigned long long)pfn, page->order);
-			for (uint64_t i = 0; i < nr; i++)
-				if (c->f[pfn + i].use != USE_NONE)
-					return fail(c, "free frame %#llx is in use",
-						    (unsigned long long)(pfn + i));
-			for (uint64_t i = 0; i < nr; i++)
-				if (test_bit_flags(page + i, PG_memcg))
-					return fail(c, "free frame %#llx still charged",
-						    (unsigned long long)(pfn + i));
-			free_per_order[page->order]++;
-			free_frames += nr;
+			if (check_free_block(c, pfn, page))
+				return -1;
+			t->free_per_order[page->order]++;
+			t->free_frames += nr;
 			pfn += nr;
 			continue;
 		}
 		if (PagePcp(page)) {
 			if (e->use != USE_NONE)
 				return fail(c, "cached free frame %#llx is in use", (unsigned long long)pfn);
-			pcp++;
+			t->pcp++;
 			pfn++;
 			continue;
 		}
 		if (pfn == hzp) {
-			for (uint64_t i = 0; i < HPAGE_PMD_NR; i++)
-				if (c->f[pfn + i].use != USE_NONE || c->f[pfn + i].map)
-					return fail(c, "huge zero page frame %#llx mapped as a page",
-						    (unsigned long long)(pfn + i));
-			if (!PageHugeZero(page) || folio_ref_count((struct folio *)page) != 1)
-				return fail(c, "huge zero page at %#x has refcount %d",
-					    hzp, folio_ref_count((struct folio *)page));
-			if (THPS_DEBUG >= 2)
-				for (uint64_t i = 0; i < HPAGE_PMD_NR; i++)
-					if (!page_bytes_zero_raw(m, page + i))
-						return fail(c, "huge zero page holds a nonzero byte");
+			if (check_hzp_frames(c, hzp, page))
+				return -1;
 			pfn += HPAGE_PMD_NR;
 			continue;
 		}
@@ -450,8 +483,8 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 			if (!test_bit_flags(page, PG_memcg))
 				return fail(c, "page-table frame %#llx is not charged",
 					    (unsigned long long)pfn);
-			charged++;
-			tables++;
+			t->charged++;
+			t->tables++;
 			pfn++;
 			continue;
 		}
@@ -460,13 +493,13 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 		if (PageAnon(page) && !PageTail(page)) {
 			uint64_t nr = (uint64_t)folio_nr_pages((struct folio *)page);
 
-			if (check_folio(c, pfn, &mapped_pages, &thps))
+			if (check_folio(c, pfn, &t->mapped_pages, &t->thps))
 				return -1;
 			for (uint64_t i = 0; i < nr; i++)
 				if (!test_bit_flags(page + i, PG_memcg))
 					return fail(c, "frame %#llx of an anonymous folio is not charged",
 						    (unsigned long long)(pfn + i));
-			charged += nr;
+			t->charged += nr;
 			pfn += nr;
 			continue;
 		}
@@ -476,6 +509,15 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 		return fail(c, "frame %#llx is neither free nor in use (leaked): flags %#x refcount %d",
 			    (unsigned long long)pfn, page->flags, atomic_read(&page->_refcount));
 	}
+	return 0;
+}
+
+/* Each buddy free list holds exactly the free blocks of its order the walk
+ * found, and its count says so. */
+static int check_free_lists(struct checker *c, const int64_t free_per_order[NR_PAGE_ORDERS])
+{
+	struct thps_machine *m = c->m;
+
 	for (int o = 0; o < NR_PAGE_ORDERS; o++) {
 		int64_t n = 0;
 
@@ -493,33 +535,40 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 				    (long long)n, (long long)free_per_order[o],
 				    (unsigned long long)m->zone.free_area[o].nr_free);
 	}
-	if (charged + (uint64_t)atomic64_read(&m->memcg.stock) !=
-	    (uint64_t)atomic64_read(&m->memcg.usage))
-		return fail(c, "%llu frames charged and %lld in the stock, memory.current %lld pages",
-			    (unsigned long long)charged, (long long)atomic64_read(&m->memcg.stock),
-			    (long long)atomic64_read(&m->memcg.usage));
-	if (free_frames != m->zone.nr_free_pages)
-		return fail(c, "%llu frames free on the lists but nr_free_pages %llu",
-			    (unsigned long long)free_frames, (unsigned long long)m->zone.nr_free_pages);
-	{
-		uint64_t cached = 0;
+	return 0;
+}
 
-		int64_t parked = 0;
+/* The frames the walk found cached (pcp) are those the processes' caches
+ * and the parked caches count, and the parked pool is within its bounds. */
+static int check_pcp_counts(struct checker *c, uint64_t pcp)
+{
+	struct thps_machine *m = c->m;
+	uint64_t cached = 0;
+	int64_t parked = 0;
 
-		for (struct thps_proc *p = m->procs; p; p = p->next)
-			cached += (uint64_t)p->mm.pcp.count;
-		for (int i = 0; i < m->pcp_pool.nr; i++)
-			parked += m->pcp_pool.list[i].count;
-		if (parked != m->pcp_pool.count || m->pcp_pool.nr > PCP_POOL_LISTS ||
-		    parked > PCP_POOL_HIGH)
-			return fail(c, "parked caches: %d lists of %lld frames, count %lld",
-				    m->pcp_pool.nr, (long long)parked, (long long)m->pcp_pool.count);
-		cached += (uint64_t)parked;
-		if (cached != pcp)
-			return fail(c, "%llu frames in process caches but counts say %llu",
-				    (unsigned long long)pcp, (unsigned long long)cached);
-	}
-	/* gauges: sum them without thps_vmstat (which takes the list lock) */
+	for (struct thps_proc *p = m->procs; p; p = p->next)
+		cached += (uint64_t)p->mm.pcp.count;
+	for (int i = 0; i < m->pcp_pool.nr; i++)
+		parked += m->pcp_pool.list[i].count;
+	if (parked != m->pcp_pool.count || m->pcp_pool.nr > PCP_POOL_LISTS ||
+	    parked > PCP_POOL_HIGH)
+		return fail(c, "parked caches: %d lists of %lld frames, count %lld",
+			    m->pcp_pool.nr, (long long)parked, (long long)m->pcp_pool.count);
+	cached += (uint64_t)parked;
+	if (cached != pcp)
+		return fail(c, "%llu frames in process caches but counts say %llu",
+			    (unsigned long long)pcp, (unsigned long long)cached);
+	return 0;
+}
+
+/* The gauges nr_anon_pages, nr_anon_transparent_hugepages and
+ * nr_page_table_pages against what the walk counted. */
+static int check_vm_gauges(struct checker *c, const struct frame_tally *t)
+{
+	struct thps_machine *m = c->m;
+	uint64_t v[THPS_NR_VM_ITEMS];
+
+	/* sum them without thps_vmstat (which takes the list lock) */
 	for (int i = 0; i < THPS_NR_VM_ITEMS; i++) {
 		int64_t s = __atomic_load_n(&m->stat.v[i], __ATOMIC_RELAXED);
 
@@ -527,16 +576,41 @@ static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
 			s += p->mm.stat.v[i];
 		v[i] = (uint64_t)s;
 	}
-	if (v[THPS_VM_nr_anon_pages] != mapped_pages)
+	if (v[THPS_VM_nr_anon_pages] != t->mapped_pages)
 		return fail(c, "nr_anon_pages %lld but %llu anonymous pages mapped",
-			    (long long)v[THPS_VM_nr_anon_pages], (unsigned long long)mapped_pages);
-	if (v[THPS_VM_nr_anon_transparent_hugepages] != thps)
+			    (long long)v[THPS_VM_nr_anon_pages], (unsigned long long)t->mapped_pages);
+	if (v[THPS_VM_nr_anon_transparent_hugepages] != t->thps)
 		return fail(c, "nr_anon_transparent_hugepages %lld but %llu THPs PMD-mapped",
-			    (long long)v[THPS_VM_nr_anon_transparent_hugepages], (unsigned long long)thps);
-	if (v[THPS_VM_nr_page_table_pages] != tables)
+			    (long long)v[THPS_VM_nr_anon_transparent_hugepages],
+			    (unsigned long long)t->thps);
+	if (v[THPS_VM_nr_page_table_pages] != t->tables)
 		return fail(c, "nr_page_table_pages %lld but %llu tables",
-			    (long long)v[THPS_VM_nr_page_table_pages], (unsigned long long)tables);
+			    (long long)v[THPS_VM_nr_page_table_pages], (unsigned long long)t->tables);
 	return 0;
+}
+
+/* Every frame accounted for (tally_frames), then the totals: the free
+ * lists, the memory cgroup's charge, the free count, the caches and the
+ * gauges. */
+static int check_frames(struct checker *c, uint64_t mapped_expect_unused)
+{
+	struct thps_machine *m = c->m;
+	struct frame_tally t = { .free_frames = m->nr_frames - m->zone.wilderness };
+
+	(void)mapped_expect_unused;
+	if (tally_frames(c, &t) || check_free_lists(c, t.free_per_order))
+		return -1;
+	if (t.charged + (uint64_t)atomic64_read(&m->memcg.stock) !=
+	    (uint64_t)atomic64_read(&m->memcg.usage))
+		return fail(c, "%llu frames charged and %lld in the stock, memory.current %lld pages",
+			    (unsigned long long)t.charged, (long long)atomic64_read(&m->memcg.stock),
+			    (long long)atomic64_read(&m->memcg.usage));
+	if (t.free_frames != m->zone.nr_free_pages)
+		return fail(c, "%llu frames free on the lists but nr_free_pages %llu",
+			    (unsigned long long)t.free_frames, (unsigned long long)m->zone.nr_free_pages);
+	if (check_pcp_counts(c, t.pcp))
+		return -1;
+	return check_vm_gauges(c, &t);
 }
 
 static int check_hzp(struct checker *c)
