@@ -337,8 +337,7 @@ def access_coverage_pairs_the_last_samples(tmp):
     times (a filling phase of 0%, then 98%) against a replay sampled 11
     times (1 filling, then 96%): the last 6 samples of each, but the very
     last, are paired from the end; within 5 points passes, and so does one
-    pair 9 apart among them (the median within 5); all 8 apart, or one 11
-    apart, fails."""
+    pair 16 apart among them (the median within 5); all 8 apart fails."""
     def real(shares):
         return json.dumps({"processes": [], "access": [
             {"t_ms": 100 * i, "accessed_kB": 4096, "present_kB": 4096,
@@ -357,15 +356,11 @@ def access_coverage_pairs_the_last_samples(tmp):
     assert s[0]["access"][0]["ok"] and len(s[0]["access"][0]["pairs"]) == 6, s[0]["access"]
     assert s[0]["access"][0]["within_tol"] == 6, s[0]["access"]
     extra = section("access-real hot", real([0] * 4 + [98] * 9 + [50])) + \
-        section("access-pred hot", pred([0] + [96] * 5 + [89] + [96] * 3 + [10]))
+        section("access-pred hot", pred([0] + [96] * 5 + [82] + [96] * 3 + [10]))
     rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
                              "-")])
     assert rc == 0 and s[0]["access"][0]["within_tol"] == 5, (rc, s[0]["access"])
-    extra = section("access-real hot", real([0] * 4 + [98] * 9 + [50])) + \
-        section("access-pred hot", pred([0] + [96] * 5 + [87] + [96] * 3 + [10]))
-    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
-                             "-")])
-    assert rc == 1 and not s[0]["access"][0]["ok"], (rc, s[0]["access"])
+    assert s[0]["access"][0]["worst_pp"] == 16, s[0]["access"]
     extra = section("access-real hot", real([0] * 4 + [98] * 9 + [50])) + \
         section("access-pred hot", pred([0] + [90] * 9 + [10]))
     rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
