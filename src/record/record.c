@@ -134,7 +134,6 @@ struct recorder {
 	uint64_t seq;
 	struct rec_symbols *sym; /* --callers */
 	uint64_t callers;     /* CALLER records written */
-	struct rec_damon damon; /* --access: damon.made once set up */
 	uint64_t access_regions; /* ACCESS region records written */
 };
 
@@ -521,8 +520,8 @@ struct run {
 	int nm, cap_m;
 	int done, status;
 	int forwarded;
-	/* measure only, with --access: DAMON (set up by measure_open), its
-	 * samples, and why there are none when it stopped */
+	/* --access: DAMON (the session's; set up before the program runs);
+	 * measure only: its samples, and why there are none when it stopped */
 	struct rec_damon *damon;
 	uint64_t t0_ns;
 	struct measured_access *acc;
@@ -531,12 +530,6 @@ struct run {
 };
 
 /* ---- record --access ---- */
-
-/* DAMON's state: the recorder's, or --measure's. */
-static struct rec_damon *run_damon(struct run *run)
-{
-	return run->rc ? &run->rc->damon : run->damon;
-}
 
 /* Why access sampling stopped (or never started): a NOTE in the trace, or
  * the --measure JSON's "access_stopped". */
@@ -557,10 +550,10 @@ static void access_failed(struct run *run, const char *what, const char *why)
  * says why. */
 static void access_start(struct run *run, pid_t pid)
 {
-	struct rec_damon *d = run_damon(run);
+	struct rec_damon *d = run->damon;
 	char why[320];
 
-	if (!d || !d->made || d->running)
+	if (!d->made || d->running)
 		return;
 	if (!rec_damon_start(d, pid, why, sizeof(why))) {
 		d->last_ns = now_ns();
@@ -606,10 +599,10 @@ static void access_keep(struct run *run, struct rec_damon *d)
  * at the first process's exit stop. */
 static void access_sample(struct run *run, int at_exit)
 {
-	struct rec_damon *d = run_damon(run);
+	struct rec_damon *d = run->damon;
 	int err, due;
 
-	if (!d || !d->running)
+	if (!d->running)
 		return;
 	due = now_ns() >= d->last_ns + d->aggr_us * 1000 / 2;
 	if (at_exit)
@@ -809,7 +802,8 @@ struct session {
 	int sfd;                /* a signalfd of mask */
 	pid_t child;            /* the program's first process */
 	struct rec_user user;   /* under sudo: whom the command runs as */
-	/* --measure --access: DAMON, and how it samples or why it cannot */
+	/* --access: DAMON, and how it samples or why it cannot (the trace's
+	 * header "access", the --measure JSON's "access_source") */
 	struct rec_damon damon;
 	char access[512];
 };
@@ -851,7 +845,6 @@ static void recorder_free(struct recorder *rc)
 	for (size_t i = 0; i < rc->nq; i++)
 		free(rc->q[i].chain);
 	free(rc->q);
-	rec_damon_stop(&rc->damon);
 	rec_symbols_free(rc->sym);
 	pidtab_free(&rc->syscalls);
 	pidtab_free(&rc->procs);
@@ -1158,7 +1151,7 @@ static int recorder_open(struct session *ss)
 	const struct record_opts *o = ss->o;
 	struct trace_header *h = malloc(sizeof(*h));
 	struct recorder *rc = calloc(1, sizeof(*rc));
-	char why[512], access[512];
+	char why[512];
 	int err;
 
 	if (!rc || !h) {
@@ -1187,8 +1180,8 @@ static int recorder_open(struct session *ss)
 		return RECORD_FAILED;
 	}
 	if (o->access)
-		prepare_access(&rc->damon, o, access, sizeof(access));
-	build_header(h, o->argv, ss->ring_mib, o->no_aslr, o->access ? access : NULL);
+		prepare_access(&ss->damon, o, ss->access, sizeof(ss->access));
+	build_header(h, o->argv, ss->ring_mib, o->no_aslr, o->access ? ss->access : NULL);
 	err = outfile_open(&ss->of, o->out, o->force, why, sizeof(why));
 	if (!err) {
 		err = trace_writer_open_stream(&rc->w, ss->of.f, o->out, h);
@@ -1390,10 +1383,10 @@ static void print_summary(const struct session *ss, double secs, int failed)
 			(unsigned long long)rc->syscalls_written,
 			(unsigned long long)rc->forks, (unsigned long long)rc->execs,
 			(unsigned long long)rc->exits);
-	if (!ss->o->quiet && !failed && ss->o->access && rc->damon.samples)
+	if (!ss->o->quiet && !failed && ss->o->access && ss->damon.samples)
 		fprintf(stderr, "thpsim record: %llu access samples of %llu ms (DAMON), %llu "
-				"accessed regions\n", (unsigned long long)rc->damon.samples,
-			(unsigned long long)(rc->damon.aggr_us / 1000),
+				"accessed regions\n", (unsigned long long)ss->damon.samples,
+			(unsigned long long)(ss->damon.aggr_us / 1000),
 			(unsigned long long)rc->access_regions);
 	if (!ss->o->quiet && rc->exits_at_reap)
 		fprintf(stderr,
@@ -1419,7 +1412,6 @@ static int finish_recording(struct session *ss)
 
 	drain_all(rc, 1);
 	rec_perf_close(&rc->pp);
-	rec_damon_stop(&rc->damon);
 	if (rc->lost)
 		trace_write_note(&rc->w, "events were lost: the trace is incomplete");
 	failed = finish_trace(rc, &ss->of);
@@ -1442,9 +1434,9 @@ int record_run(struct record_opts *o)
 	if (!code)
 		code = start_program(&ss);
 	if (code) {
-		if (ss.rc) /* the program did not start: DAMON undone, if set up */
+		if (ss.rc) /* the program did not start */
 			recorder_free(ss.rc);
-		rec_damon_stop(&ss.damon);
+		rec_damon_stop(&ss.damon); /* undone, if set up */
 		rec_user_free(&ss.user);
 		return code;
 	}
@@ -1452,15 +1444,15 @@ int record_run(struct record_opts *o)
 	run.child = ss.child;
 	run.rc = ss.rc;
 	run.measure_only = o->measure;
-	run.damon = ss.rc ? NULL : &ss.damon;
+	run.damon = &ss.damon;
 	run.t0_ns = now_ns();
 	supervise(&run, ss.sfd);
 	close(ss.sfd);
+	rec_damon_stop(&ss.damon); /* kept: its samples' count and intervals */
 
 	if (ss.rc) {
 		failed = finish_recording(&ss);
 	} else {
-		rec_damon_stop(&ss.damon);
 		failed = print_measured(&run, &ss, o->no_aslr);
 		for (int i = 0; i < run.nm; i++)
 			free(run.m[i].vmas);
