@@ -23,38 +23,32 @@
 #include "measure.h"
 
 #define RANGE 0x200000ULL
-#define RANGE_PAGES 512
 
-/* Of [a, b) (page-aligned, inside one 2 MiB range), what the model maps.
- * *block: the last PMD-mapped range counted in this sample, + 1: two
- * regions in one such range take one translation (the regions come in
- * address order). */
+/* Of [a, b) (page-aligned, inside one 2 MiB range), what the model maps,
+ * counted as smaps counts it (thps_range_stats), the zero pages included:
+ * a PMD maps the whole piece or none of it.  *block: the last PMD-mapped
+ * range counted in this sample, + 1: two regions in one such range take
+ * one translation (the regions come in address order). */
 static void take_piece(struct replay_mm *mm, uint64_t a, uint64_t b, struct replay_access_point *pt,
 		       uint64_t *block)
 {
-	uint8_t order[RANGE_PAGES];
-	struct thps_pageinfo pi;
+	struct thps_range_stats st;
+	uint64_t pmd, small;
 
-	if (!thps_pageinfo(mm->proc, a, &pi) && pi.present && pi.huge) {
-		pt->present_kb += (b - a) >> 10;
-		pt->pmd_kb += (b - a) >> 10;
-		if (*block != a / RANGE + 1)
-			pt->pmd_translations++;
+	if (thps_range_stats(mm->proc, a, b, &st))
+		return;
+	pmd = st.anon_huge_kb + st.huge_zero_kb;
+	pt->present_kb += st.anon_kb + st.zero_kb + st.huge_zero_kb;
+	pt->pmd_kb += pmd;
+	/* large folios a PTE maps: mTHP, or a PMD-size folio after a split */
+	for (int order = 1; order <= THPS_MTHP_MAX_ORDER; order++)
+		pt->mthp_kb += st.folio_kb[order];
+	pt->mthp_kb -= st.anon_huge_kb;
+	small = st.anon_kb + st.zero_kb - st.anon_huge_kb;
+	pt->pte_translations += small / 4;
+	if (pmd && *block != a / RANGE + 1) {
+		pt->pmd_translations++;
 		*block = a / RANGE + 1;
-		return;
-	}
-	if (thps_folio_orders(mm->proc, a, b, order))
-		return;
-	for (uint64_t p = 0; p < (b - a) >> 12; p++) {
-		if (order[p] == THPS_NO_FOLIO) {
-			/* the 4 KiB zero page is mapped, though no folio */
-			if (thps_pageinfo(mm->proc, a + (p << 12), &pi) || !pi.present)
-				continue;
-		} else if (order[p]) {
-			pt->mthp_kb += 4;
-		}
-		pt->present_kb += 4;
-		pt->pte_translations++;
 	}
 }
 
@@ -80,8 +74,6 @@ static void acc_region(struct replay *r, struct replay_mm *mm, const struct trac
 {
 	uint64_t a = ev->addr, end = ev->addr + ev->len;
 
-	if (end <= a)
-		return;
 	while (a < end) {
 		uint64_t limit = end;
 		int64_t d = mm->xlat ? xlat_at(mm->xlat, a, &limit) : 0;
@@ -120,37 +112,22 @@ static void acc_end(struct replay *r, const struct trace_event *ev, struct repla
 	acc->pending_block = 0;
 }
 
-/* The sample being built: one at a time (the recorder writes each
+/* The sample being built is one at a time (the recorder writes each
  * sample's records together), kept in the result between records. */
-static struct replay_access_point *pending(struct replay *r)
-{
-	struct replay_access *acc = &r->res->access;
-
-	if (!acc->pending && !(acc->pending = calloc(1, sizeof(*acc->pending))))
-		return NULL;
-	return acc->pending;
-}
-
 static void acc_access(struct replay *r, struct replay_mm *mm, const struct trace_event *ev)
 {
-	struct replay_access_point *pt = pending(r);
+	struct replay_access_point *pt = &r->res->access.pending;
 
-	if (!pt)
-		return;
-	if (ev->kind == TRACE_ACCESS_END) {
+	if (ev->kind == TRACE_ACCESS_END)
 		acc_end(r, ev, pt);
-		return;
-	}
-	if (mm)
+	else if (mm)
 		acc_region(r, mm, ev, pt);
 }
 
 static void acc_res_free(struct replay_result *res)
 {
 	free(res->access.p);
-	free(res->access.pending);
 	res->access.p = NULL;
-	res->access.pending = NULL;
 	res->access.n = res->access.cap = 0;
 }
 
@@ -224,8 +201,8 @@ static void acc_json(struct json *j, const struct replay_result *res)
 	json_uint(j, "mthp_kB", s.mthp);
 	json_double(j, "pmd_pct", pct(s.pmd, s.present));
 	json_double(j, "mthp_pct", pct(s.mthp, s.present));
-	json_double(j, "pmd_translations_avg", s.n ? (double)s.pmd_tr / acc->n : 0);
-	json_double(j, "pte_translations_avg", s.n ? (double)s.pte_tr / acc->n : 0);
+	json_double(j, "pmd_translations_avg", acc->n ? (double)s.pmd_tr / acc->n : 0);
+	json_double(j, "pte_translations_avg", acc->n ? (double)s.pte_tr / acc->n : 0);
 	json_begin_array(j, "points");
 	for (int i = 0; i < acc->n; i++) {
 		const struct replay_access_point *p = &acc->p[i];

@@ -89,7 +89,7 @@ struct replay_access {
 	struct replay_access_point *p;
 	int n, cap;
 	char source[192];          /* the trace's "access" header: how, or why not */
-	struct replay_access_point *pending; /* the sample being read */
+	struct replay_access_point pending; /* the sample being read */
 	uint64_t pending_block;    /* its last PMD-mapped 2 MiB range counted, + 1 */
 };
 
