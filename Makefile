@@ -197,7 +197,7 @@ check-sweep: $(BIN) $(PROGS)
 # (Debian's slurm-wlm and munge), against GNU parallel's and compare's.
 check-slurm: $(BIN) $(PROGS)
 	@rm -rf $(LOGS)/slurm.* && mkdir -p $(LOGS)
-	@$(RUN) slurm tools/sweep/check-slurm.sh $(BIN) $(O)/progs
+	@$(RUN) slurm tools/sweep/check-slurm.sh $(BIN) $(O)/progs $(O)/kernels
 
 # No lower layer includes a higher layer's header (docs/architecture.md).
 check-layers:

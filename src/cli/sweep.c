@@ -39,6 +39,7 @@
 
 #include "cli.h"
 #include "replay/replay.h"
+#include "trace/trace.h"
 #include "replay_out.h"
 #include "util/json.h"
 #include "util/jsonread.h"
@@ -80,7 +81,10 @@ struct job {
 	char policy[64], knobs[512], kernel[16];
 	int layouts;
 	uint64_t memory_max;      /* bytes; THPS_MEMCG_NOLIMIT: none */
-	double weight;
+	double weight;            /* instances of the trace's service */
+	char service[128];        /* what the trace is a recording of */
+	int recordings;           /* of that service in the plan */
+	int svc, tr;              /* the service's and the trace's number (merge) */
 	char version[32];
 	int line;                 /* in the plan */
 };
@@ -162,16 +166,81 @@ static int read_file(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+/* A weighted total: an integer when whole, else every digit. */
+static void json_total(struct json *j, const char *key, double v)
+{
+	if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+		json_int(j, key, (int64_t)v);
+	else
+		json_exact(j, key, v);
+}
+
 /* ---- the plan ---- */
 
-static int add_trace(char ***v, int *n, const char *path)
-{
-	char **nv = realloc(*v, (size_t)(*n + 1) * sizeof(*nv));
+/*
+ * What "sweep plan" collects: the traces, and the service each is a
+ * recording of.  A trace named alone is a service of one recording, named
+ * after its file; "--service NAME=PATH" (as often as wanted, a trace or a
+ * DIR's *.trace) makes several recordings of one program one service, whose
+ * weight is shared among them, so that the fleet counts its instances once
+ * and its spread covers every recording's layouts.
+ */
+struct plan_in {
+	char **trace;       /* ntr paths, in the order given (a DIR's sorted) */
+	int *svc;           /* each trace's service */
+	int ntr;
+	struct service {
+		char name[128];
+		int named;          /* from --service (else a lone trace's) */
+		int recordings;
+		double weight;      /* instances of the service */
+	} *sv;
+	int nsv;
+};
 
-	if (!nv || !(nv[*n] = strdup(path)))
+static void plan_in_free(struct plan_in *in)
+{
+	for (int t = 0; t < in->ntr; t++)
+		free(in->trace[t]);
+	free(in->trace);
+	free(in->svc);
+	free(in->sv);
+}
+
+/* Service NAME's index, made when new: >= 0, or -ENOMEM. */
+static int service_of(struct plan_in *in, const char *name, int named)
+{
+	struct service *nv;
+
+	for (int i = 0; i < in->nsv; i++)
+		if (!strcmp(in->sv[i].name, name))
+			return i;
+	nv = realloc(in->sv, (size_t)(in->nsv + 1) * sizeof(*nv));
+	if (!nv)
 		return -ENOMEM;
-	*v = nv;
-	(*n)++;
+	in->sv = nv;
+	memset(&nv[in->nsv], 0, sizeof(*nv));
+	snprintf(nv[in->nsv].name, sizeof(nv[in->nsv].name), "%s", name);
+	nv[in->nsv].named = named;
+	nv[in->nsv].weight = 1;
+	return in->nsv++;
+}
+
+static int add_trace(struct plan_in *in, const char *path, int svc)
+{
+	char **nv = realloc(in->trace, (size_t)(in->ntr + 1) * sizeof(*nv));
+	int *ns;
+
+	if (!nv)
+		return -ENOMEM;
+	in->trace = nv;
+	ns = realloc(in->svc, (size_t)(in->ntr + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	in->svc = ns;
+	if (!(nv[in->ntr] = strdup(path)))
+		return -ENOMEM;
+	ns[in->ntr++] = svc;
 	return 0;
 }
 
@@ -180,50 +249,140 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A TRACE or a DIR's *.trace, sorted: 0 or 2 after a message. */
-static int collect(const char *arg, char ***v, int *n)
+/* A TRACE or a DIR's *.trace, sorted, as recordings of service svc (-1: each
+ * its own): 0 or 2 after a message. */
+static int collect(struct plan_in *in, const char *arg, int svc)
 {
 	struct stat st;
 	DIR *d;
 	struct dirent *e;
-	int first = *n;
+	char **found = NULL;
+	int nf = 0, rc = 0;
 
 	if (stat(arg, &st))
 		return msg_error(-errno, "sweep plan: %s", arg), 2;
-	if (!S_ISDIR(st.st_mode))
-		return add_trace(v, n, arg) ? 2 : 0;
-	d = opendir(arg);
-	if (!d)
+	if (!S_ISDIR(st.st_mode)) {
+		found = malloc(sizeof(*found));
+		if (!found || !(found[0] = strdup(arg)))
+			return free(found), msg_error(-ENOMEM, "sweep plan"), 2;
+		nf = 1;
+	} else if (!(d = opendir(arg))) {
 		return msg_error(-errno, "sweep plan: %s", arg), 2;
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		char p[4096];
+	} else {
+		while (!rc && (e = readdir(d))) {
+			size_t l = strlen(e->d_name);
+			char p[4096], **nv;
 
-		if (l <= 6 || strcmp(e->d_name + l - 6, ".trace"))
+			if (l <= 6 || strcmp(e->d_name + l - 6, ".trace"))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", arg, e->d_name);
+			if (stat(p, &st) || !S_ISREG(st.st_mode))
+				rc = (msg_error(-EINVAL, "sweep plan: %s is not a readable trace file", p), 2);
+			else if (!(nv = realloc(found, (size_t)(nf + 1) * sizeof(*nv))) ||
+				 !((found = nv)[nf] = strdup(p)))
+				rc = (msg_error(-ENOMEM, "sweep plan"), 2);
+			else
+				nf++;
+		}
+		closedir(d);
+		if (!rc && !nf)
+			rc = cli_usage("sweep plan: %s holds no *.trace file", arg);
+		if (nf > 1)
+			qsort(found, (size_t)nf, sizeof(*found), cmp_str);
+	}
+	for (int i = 0; i < nf; i++) {
+		for (int t = 0; t < in->ntr && !rc; t++)
+			if (!strcmp(in->trace[t], found[i]))
+				rc = cli_usage("sweep plan: %s is named twice", found[i]);
+		if (!rc && add_trace(in, found[i], svc))
+			rc = (msg_error(-ENOMEM, "sweep plan"), 2);
+		free(found[i]);
+	}
+	free(found);
+	return rc;
+}
+
+/* A trace's file name without ".trace", made fit for a job name. */
+static void trace_base(char *base, size_t len, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t l;
+
+	base[0] = 0;
+	job_name_part(base, len, b ? b + 1 : path);
+	l = strlen(base);
+	if (l > 6 && !strcmp(base + l - 6, ".trace"))
+		base[l - 6] = 0;
+}
+
+/*
+ * The services settled: each lone trace (svc -1) becomes a service named as
+ * its jobs are (base[t]); a service's recordings counted, and checked to be
+ * of one command (its trace headers' "command", as "replay A B C" wants).
+ * 0, or 2 after a message.
+ */
+static int settle_services(struct plan_in *in, char (*base)[256])
+{
+	for (int t = 0; t < in->ntr; t++) {
+		int s;
+
+		if (in->svc[t] >= 0)
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", arg, e->d_name);
-		if (stat(p, &st) || !S_ISREG(st.st_mode) || add_trace(v, n, p)) {
-			closedir(d);
-			return msg_error(-EINVAL, "sweep plan: %s is not a readable trace file", p), 2;
+		for (s = 0; s < in->nsv; s++)
+			if (in->sv[s].named && !strcmp(in->sv[s].name, base[t]))
+				return cli_usage("sweep plan: the service '%s' has the name of the trace "
+						 "%s, given alone: rename the service", base[t], in->trace[t]);
+		if ((s = service_of(in, base[t], 0)) < 0)
+			return msg_error(s, "sweep plan"), 2;
+		in->svc[t] = s;
+	}
+	for (int t = 0; t < in->ntr; t++)
+		in->sv[in->svc[t]].recordings++;
+	for (int s = 0; s < in->nsv; s++) {
+		char first[512] = "";
+		const char *firstpath = NULL;
+
+		if (in->sv[s].recordings < 2)
+			continue;
+		for (int t = 0; t < in->ntr; t++) {
+			struct trace_reader r;
+			char cmd[512];
+			const char *c;
+
+			if (in->svc[t] != s)
+				continue;
+			if (trace_reader_open(&r, in->trace[t])) {
+				fprintf(stderr, "thpsim: sweep plan: %s\n", r.err);
+				trace_reader_close(&r);
+				return 2;
+			}
+			c = trace_header_get(&r.header, "command");
+			snprintf(cmd, sizeof(cmd), "%s", c ? c : "");
+			trace_reader_close(&r);
+			if (!firstpath) {
+				firstpath = in->trace[t];
+				snprintf(first, sizeof(first), "%s", cmd);
+			} else if (strcmp(cmd, first)) {
+				return cli_usage("sweep plan: service '%s': %s recorded '%s', %s '%s': the "
+						 "recordings of a service are runs of one command",
+						 in->sv[s].name, in->trace[t], cmd, firstpath, first);
+			}
 		}
 	}
-	closedir(d);
-	if (*n == first)
-		return cli_usage("sweep plan: %s holds no *.trace file", arg);
-	qsort(*v + first, (size_t)(*n - first), sizeof(**v), cmp_str);
 	return 0;
 }
 
-/* --weights FILE: "TRACE WEIGHT" lines (TRACE as given or its file name). */
-static int read_weights(const char *file, char **traces, int n, double *w)
+/* --weights FILE: "NAME WEIGHT" lines, NAME a service or a lone trace (as
+ * given or its file name): 0, or 2 after a message naming FILE:LINE. */
+static int read_weights(const char *file, struct plan_in *in)
 {
 	FILE *f = fopen(file, "r");
-	char line[4608];
-	int ln = 0;
+	char line[4608], word[64];
+	int ln = 0, rc = 0;
 
 	if (!f)
 		return msg_error(-errno, "sweep plan: --weights %s", file), 2;
-	while (fgets(line, sizeof(line), f)) {
+	while (!rc && fgets(line, sizeof(line), f)) {
 		char name[4096], *end;
 		double v;
 		int found = 0;
@@ -231,31 +390,38 @@ static int read_weights(const char *file, char **traces, int n, double *w)
 		ln++;
 		if (line[strspn(line, " \t\n")] == 0 || line[strspn(line, " \t")] == '#')
 			continue;
-		if (sscanf(line, "%4095s %63s", name, line + 4096 - 64) != 2) {
-			fclose(f);
-			return cli_usage("%s:%d: 'TRACE WEIGHT' expected", file, ln);
+		if (sscanf(line, "%4095s %63s", name, word) != 2) {
+			rc = cli_usage("%s:%d: 'NAME WEIGHT' expected", file, ln);
+			break;
 		}
-		v = strtod(line + 4096 - 64, &end);
+		v = strtod(word, &end);
 		if (*end || !(v > 0) || v > 1e9) {
-			fclose(f);
-			return cli_usage("%s:%d: the weight '%s' is not a number above 0", file, ln,
-					 line + 4096 - 64);
+			rc = cli_usage("%s:%d: the weight '%s' is not a number above 0", file, ln, word);
+			break;
 		}
-		for (int i = 0; i < n; i++) {
-			const char *base = strrchr(traces[i], '/');
-
-			if (!strcmp(traces[i], name) || !strcmp(base ? base + 1 : traces[i], name)) {
-				w[i] = v;
+		for (int s = 0; s < in->nsv; s++)
+			if (in->sv[s].named && !strcmp(in->sv[s].name, name)) {
+				in->sv[s].weight = v;
 				found = 1;
 			}
+		for (int t = 0; t < in->ntr && !rc; t++) {
+			const char *b = strrchr(in->trace[t], '/');
+			const struct service *sv = &in->sv[in->svc[t]];
+
+			if (strcmp(in->trace[t], name) && strcmp(b ? b + 1 : in->trace[t], name))
+				continue;
+			if (sv->named)
+				rc = cli_usage("%s:%d: %s is a recording of the service '%s': give the "
+					       "service's weight", file, ln, name, sv->name);
+			in->sv[in->svc[t]].weight = v;
+			found = 1;
 		}
-		if (!found) {
-			fclose(f);
-			return cli_usage("%s:%d: '%s' is none of the plan's traces", file, ln, name);
-		}
+		if (!rc && !found)
+			rc = cli_usage("%s:%d: '%s' is none of the plan's services or traces", file, ln,
+				       name);
 	}
 	fclose(f);
-	return 0;
+	return rc;
 }
 
 static int check_kernel(const char *k)
@@ -272,153 +438,191 @@ static int check_kernel(const char *k)
 	return err;
 }
 
-static int sweep_plan(int argc, char **argv)
-{
-	const char *out = NULL, *weights = NULL, *pol[SWEEP_MAX_POLICIES][2];
+/* What else "sweep plan" is asked for. */
+struct plan_opts {
+	const char *out, *weights;
+	const char *pol[SWEEP_MAX_POLICIES][2];
 	char polname[SWEEP_MAX_POLICIES][64];
 	const char *kernels[SWEEP_MAX_KERNELS];
-	int npol = 0, nker = 0, ntr = 0, force = 0, rc = 2, idx = 0;
-	uint64_t layouts = REPLAY_LAYOUTS_DEFAULT, memmax = THPS_MEMCG_NOLIMIT;
-	char **traces = NULL, why[8192];
-	double *w = NULL;
-	struct outfile of = { 0 };
+	int npol, nker, force;
+	uint64_t layouts, memmax;
+};
+
+/* One option of "sweep plan" at argv[*i] into po or in: -1 to go on, else
+ * 2 after a message. */
+static int plan_arg(int argc, char **argv, int *i, struct plan_opts *po, struct plan_in *in)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-o") && *i + 1 < argc) {
+		po->out = argv[++*i];
+	} else if (!strcmp(a, "--force")) {
+		po->force = 1;
+	} else if (!strcmp(a, "--weights") && *i + 1 < argc) {
+		po->weights = argv[++*i];
+	} else if (!strcmp(a, "--layouts") && *i + 1 < argc) {
+		if (cli_parse_u64(argv[++*i], &po->layouts) || !po->layouts ||
+		    po->layouts > REPLAY_LAYOUTS_MAX)
+			return cli_usage("sweep plan: --layouts takes 1 to %d", REPLAY_LAYOUTS_MAX);
+	} else if (!strcmp(a, "--memory-max") && *i + 1 < argc) {
+		const char *v = argv[++*i];
+
+		if (strcmp(v, "max") &&
+		    (cli_parse_size(v, &po->memmax) || po->memmax == THPS_MEMCG_NOLIMIT))
+			return cli_usage("sweep plan: --memory-max takes bytes (K, M, G, T) or max, "
+					 "not '%s'", v);
+	} else if (!strcmp(a, "--kernel") && *i + 1 < argc) {
+		if (po->nker >= SWEEP_MAX_KERNELS)
+			return cli_usage("sweep plan: at most %d kernels", SWEEP_MAX_KERNELS);
+		if (check_kernel(argv[*i + 1]))
+			return cli_usage("sweep plan: --kernel %s: no such profile (X.Y, as "
+					 "thpsim/kernel takes, or 'recorded')", argv[*i + 1]);
+		po->kernels[po->nker++] = argv[++*i];
+	} else if (!strcmp(a, "--policy") && *i + 1 < argc) {
+		const char *arg = argv[++*i], *eq = strchr(arg, '=');
+		struct knob_sets ks = { 0 };
+
+		if (!eq || eq == arg || !strchr(eq + 1, '=') || eq - arg >= 64)
+			return cli_usage("sweep plan: --policy takes NAME=KNOB=VALUE[,...], not '%s'",
+					 arg);
+		if (po->npol >= SWEEP_MAX_POLICIES)
+			return cli_usage("sweep plan: at most %d policies", SWEEP_MAX_POLICIES);
+		snprintf(po->polname[po->npol], 64, "%.*s", (int)(eq - arg), arg);
+		if (policy_add_knobs(&ks, "sweep plan", po->polname[po->npol], eq + 1))
+			return 2;
+		po->pol[po->npol][0] = po->polname[po->npol];
+		po->pol[po->npol][1] = eq + 1;
+		po->npol++;
+	} else if (!strcmp(a, "--service") && *i + 1 < argc) {
+		const char *arg = argv[++*i], *eq = strchr(arg, '=');
+		char name[128];
+		int s;
+
+		if (!eq || eq == arg || !eq[1] || eq - arg >= (int)sizeof(name))
+			return cli_usage("sweep plan: --service takes NAME=TRACE|DIR, not '%s'", arg);
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		if ((s = service_of(in, name, 1)) < 0)
+			return msg_error(s, "sweep plan"), 2;
+		return collect(in, eq + 1, s) ? 2 : -1;
+	} else if (a[0] == '-') {
+		return cli_bad_option("sweep plan", a, usage_text);
+	} else if (collect(in, a, -1)) {
+		return 2;
+	}
+	return -1;
+}
+
+/* PLAN's lines, one a job, trace-major, into of: the number of jobs, or -1
+ * after a message. */
+static int write_plan(struct outfile *of, const struct plan_opts *po, const struct plan_in *in,
+		      char (*base)[256])
+{
 	struct json j;
+	int idx = 0;
 
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--force")) {
-			force = 1;
-		} else if (!strcmp(a, "--weights") && i + 1 < argc) {
-			weights = argv[++i];
-		} else if (!strcmp(a, "--layouts") && i + 1 < argc) {
-			if (cli_parse_u64(argv[++i], &layouts) || !layouts || layouts > REPLAY_LAYOUTS_MAX)
-				return cli_usage("sweep plan: --layouts takes 1 to %d", REPLAY_LAYOUTS_MAX);
-		} else if (!strcmp(a, "--memory-max") && i + 1 < argc) {
-			const char *v = argv[++i];
-
-			if (strcmp(v, "max") && (cli_parse_size(v, &memmax) || memmax == THPS_MEMCG_NOLIMIT))
-				return cli_usage("sweep plan: --memory-max takes bytes (K, M, G, T) or "
-						 "max, not '%s'", v);
-		} else if (!strcmp(a, "--kernel") && i + 1 < argc) {
-			if (nker >= SWEEP_MAX_KERNELS)
-				return cli_usage("sweep plan: at most %d kernels", SWEEP_MAX_KERNELS);
-			if (check_kernel(argv[i + 1]))
-				return cli_usage("sweep plan: --kernel %s: no such profile (X.Y, as "
-						 "thpsim/kernel takes, or 'recorded')", argv[i + 1]);
-			kernels[nker++] = argv[++i];
-		} else if (!strcmp(a, "--policy") && i + 1 < argc) {
-			const char *arg = argv[++i], *eq = strchr(arg, '=');
-			struct knob_sets ks = { 0 };
-
-			if (!eq || eq == arg || !strchr(eq + 1, '=') || eq - arg >= 64)
-				return cli_usage("sweep plan: --policy takes NAME=KNOB=VALUE[,...], not "
-						 "'%s'", arg);
-			if (npol >= SWEEP_MAX_POLICIES)
-				return cli_usage("sweep plan: at most %d policies", SWEEP_MAX_POLICIES);
-			snprintf(polname[npol], sizeof(polname[npol]), "%.*s", (int)(eq - arg), arg);
-			if (policy_add_knobs(&ks, "sweep plan", polname[npol], eq + 1))
-				return 2;
-			pol[npol][0] = polname[npol];
-			pol[npol][1] = eq + 1;
-			npol++;
-		} else if (a[0] == '-') {
-			return cli_bad_option("sweep plan", a, usage_text);
-		} else if ((rc = collect(a, &traces, &ntr))) {
-			goto out;
-		}
-	}
-	rc = 2;
-	if (!out) {
-		rc = cli_usage("sweep plan: no -o PLAN\n%s", usage_text);
-		goto out;
-	}
-	if (!ntr) {
-		rc = cli_usage("sweep plan: no TRACE or DIR\n%s", usage_text);
-		goto out;
-	}
-	if (!npol)
-		for (; npol < COMPARE_NR_DEFAULT_POLICIES; npol++) {
-			pol[npol][0] = compare_default_policies[npol][0];
-			pol[npol][1] = compare_default_policies[npol][1];
-		}
-	if (!nker)
-		kernels[nker++] = "recorded";
-	w = malloc((size_t)ntr * sizeof(*w));
-	if (!w)
-		goto out;
-	for (int t = 0; t < ntr; t++)
-		w[t] = 1;
-	if (weights && (rc = read_weights(weights, traces, ntr, w)))
-		goto out;
-	rc = 2;
-	if (outfile_open(&of, out, force, why, sizeof(why))) {
-		fprintf(stderr, "thpsim: sweep plan: %s\n", why);
-		goto out;
-	}
-	json_init(&j, of.f, 0);
-	for (int t = 0; t < ntr; t++) {
-		char sum[17], base[256] = "";
-		const char *b = strrchr(traces[t], '/');
-		int err = fnv1a_file(traces[t], sum), dup = 0;
+	for (int t = 0; t < in->ntr; t++) {
+		const struct service *sv = &in->sv[in->svc[t]];
+		char sum[17];
+		int err = fnv1a_file(in->trace[t], sum);
 
 		if (err) {
-			msg_error(err, "sweep plan: %s", traces[t]);
-			outfile_abort(&of);
-			goto out;
+			msg_error(err, "sweep plan: %s", in->trace[t]);
+			return -1;
 		}
-		job_name_part(base, sizeof(base), b ? b + 1 : traces[t]);
-		if (strlen(base) > 6 && !strcmp(base + strlen(base) - 6, ".trace"))
-			base[strlen(base) - 6] = 0;
-		for (int u = 0; u < t; u++) {
-			const char *c = strrchr(traces[u], '/');
-
-			dup |= !strcmp(c ? c + 1 : traces[u], b ? b + 1 : traces[t]);
-		}
-		if (dup) /* two traces of one name in different directories */
-			snprintf(base + strlen(base), sizeof(base) - strlen(base), "-%d", t);
-		for (int k = 0; k < nker; k++)
-			for (int p = 0; p < npol; p++) {
+		for (int k = 0; k < po->nker; k++)
+			for (int p = 0; p < po->npol; p++) {
 				char name[256];
 
-				snprintf(name, sizeof(name), "%s.", base);
-				job_name_part(name, sizeof(name), pol[p][0]);
+				snprintf(name, sizeof(name), "%s.", base[t]);
+				job_name_part(name, sizeof(name), po->pol[p][0]);
 				snprintf(name + strlen(name), sizeof(name) - strlen(name), ".");
-				job_name_part(name, sizeof(name), kernels[k]);
+				job_name_part(name, sizeof(name), po->kernels[k]);
+				json_init(&j, of->f, 0);
 				json_begin_object(&j, NULL);
 				json_int(&j, "index", idx++);
 				json_string(&j, "job", name);
-				json_string(&j, "trace", traces[t]);
+				json_string(&j, "trace", in->trace[t]);
 				json_string(&j, "checksum", sum);
-				json_string(&j, "policy", pol[p][0]);
-				json_string(&j, "knobs", pol[p][1]);
-				json_string(&j, "kernel", kernels[k]);
-				json_int(&j, "layouts", (int64_t)layouts);
-				if (memmax == THPS_MEMCG_NOLIMIT)
+				json_string(&j, "policy", po->pol[p][0]);
+				json_string(&j, "knobs", po->pol[p][1]);
+				json_string(&j, "kernel", po->kernels[k]);
+				json_int(&j, "layouts", (int64_t)po->layouts);
+				if (po->memmax == THPS_MEMCG_NOLIMIT)
 					json_string(&j, "memory_max", "max");
 				else
-					json_uint(&j, "memory_max", memmax);
-				json_double(&j, "weight", w[t]);
+					json_uint(&j, "memory_max", po->memmax);
+				json_string(&j, "service", sv->name);
+				json_int(&j, "recordings", sv->recordings);
+				json_total(&j, "weight", sv->weight);
 				json_string(&j, "version", THPS_VERSION);
 				json_end_object(&j);
 				json_finish(&j);
-				json_init(&j, of.f, 0);
 			}
+	}
+	return idx;
+}
+
+static int sweep_plan(int argc, char **argv)
+{
+	struct plan_opts po = { .layouts = REPLAY_LAYOUTS_DEFAULT, .memmax = THPS_MEMCG_NOLIMIT };
+	struct plan_in in = { 0 };
+	char (*base)[256] = NULL, why[8192];
+	struct outfile of = { 0 };
+	int rc = 2, njobs;
+
+	for (int i = 2; i < argc; i++)
+		if ((rc = plan_arg(argc, argv, &i, &po, &in)) >= 0)
+			goto out;
+	rc = 2;
+	if (!po.out) {
+		rc = cli_usage("sweep plan: no -o PLAN\n%s", usage_text);
+		goto out;
+	}
+	if (!in.ntr) {
+		rc = cli_usage("sweep plan: no TRACE or DIR\n%s", usage_text);
+		goto out;
+	}
+	if (!po.npol)
+		for (; po.npol < COMPARE_NR_DEFAULT_POLICIES; po.npol++) {
+			po.pol[po.npol][0] = compare_default_policies[po.npol][0];
+			po.pol[po.npol][1] = compare_default_policies[po.npol][1];
+		}
+	if (!po.nker)
+		po.kernels[po.nker++] = "recorded";
+	base = calloc((size_t)in.ntr, sizeof(*base));
+	if (!base)
+		goto out;
+	for (int t = 0; t < in.ntr; t++) {
+		trace_base(base[t], sizeof(base[t]), in.trace[t]);
+		for (int u = 0; u < t; u++)
+			if (!strcmp(base[u], base[t])) { /* one name in two directories */
+				snprintf(base[t] + strlen(base[t]), sizeof(base[t]) - strlen(base[t]),
+					 "-%d", t);
+				break;
+			}
+	}
+	if ((rc = settle_services(&in, base)) || (po.weights && (rc = read_weights(po.weights, &in))))
+		goto out;
+	rc = 2;
+	if (outfile_open(&of, po.out, po.force, why, sizeof(why))) {
+		fprintf(stderr, "thpsim: sweep plan: %s\n", why);
+		goto out;
+	}
+	njobs = write_plan(&of, &po, &in, base);
+	if (njobs < 0) {
+		outfile_abort(&of);
+		goto out;
 	}
 	if (outfile_commit(&of, why, sizeof(why))) {
 		fprintf(stderr, "thpsim: sweep plan: %s\n", why);
 		goto out;
 	}
-	fprintf(stderr, "thpsim sweep plan: %d jobs (%d traces x %d kernels x %d policies) in %s\n",
-		idx, ntr, nker, npol, out);
+	fprintf(stderr, "thpsim sweep plan: %d jobs (%d traces of %d services x %d kernels x %d "
+			"policies) in %s\n", njobs, in.ntr, in.nsv, po.nker, po.npol, po.out);
 	rc = 0;
 out:
-	for (int t = 0; t < ntr; t++)
-		free(traces[t]);
-	free(traces);
-	free(w);
+	plan_in_free(&in);
+	free(base);
 	return rc;
 }
 
@@ -469,13 +673,17 @@ static int read_plan(const char *path, struct plan *pl)
 		snprintf(jb->version, sizeof(jb->version), "%s", jv_str(v, "version", ""));
 		jb->layouts = (int)jv_num(v, "layouts", 0);
 		jb->weight = jv_num(v, "weight", 0);
+		snprintf(jb->service, sizeof(jb->service), "%s", jv_str(v, "service", jb->trace));
+		jb->recordings = (int)jv_num(v, "recordings", 1);
 		mm = jv_get(v, "memory_max");
 		jb->memory_max = mm && mm->type == JV_NUM ? (uint64_t)mm->num : THPS_MEMCG_NOLIMIT;
 		jv_free(v);
 		if (jb->index != pl->n || !jb->name[0] || !jb->trace[0] || strlen(jb->checksum) != 16 ||
-		    !jb->policy[0] || !jb->kernel[0] || jb->layouts < 1 || !(jb->weight > 0)) {
+		    !jb->policy[0] || !jb->kernel[0] || jb->layouts < 1 || !(jb->weight > 0) ||
+		    !jb->service[0] || jb->recordings < 1) {
 			fprintf(stderr, "thpsim: %s:%d: a plan line needs index %d, job, trace, "
-					"checksum, policy, kernel, layouts and weight\n",
+					"checksum, policy, kernel, layouts, weight, and a service with "
+					"1 or more recordings\n",
 				path, ln, pl->n);
 			free(text);
 			return 2;
@@ -848,21 +1056,29 @@ static int job_done(const char *dir, const struct job *jb)
 	return load_result(dir, jb, &r, why, sizeof(why)) == 0;
 }
 
-/* A weighted total: exact when whole (json_double keeps 6 digits). */
-static void json_total(struct json *j, const char *key, double v)
-{
-	if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
-		json_int(j, key, (int64_t)v);
-	else
-		json_double(j, key, v);
-}
-
 /* One (policy, kernel) group's totals. */
 struct group {
 	const char *policy, *kernel;
 	double fig[SWEEP_FIGS], lo[SWEEP_FIGS], hi[SWEEP_FIGS];
-	double killed, killed_some_layout; /* weighted: traces with a kill */
+	double killed, killed_some_layout; /* weighted: instances with a kill */
 	int jobs, baseline;                /* baseline: the group extra is against */
+};
+
+/* One service's figures in one group, per instance: the mean over its
+ * recordings, and the lowest and highest over their layouts. */
+struct svc_acc {
+	double mean[SWEEP_FIGS], lo[SWEEP_FIGS], hi[SWEEP_FIGS];
+	int seen;
+};
+
+/* What merge works out from the plan and the results. */
+struct merged {
+	struct group g[SWEEP_MAX_POLICIES * SWEEP_MAX_KERNELS];
+	int ng;
+	int *gid;              /* each job's group */
+	int nsvc;              /* services, numbered by the jobs' svc */
+	int *svc_job;          /* a job of each service (its name, weight, recordings) */
+	struct svc_acc *acc;   /* ng x nsvc */
 };
 
 #define SWEEP_MAX_GROUPS (SWEEP_MAX_POLICIES * SWEEP_MAX_KERNELS)
@@ -914,7 +1130,7 @@ static int write_svg(const char *path, int force, const char *plan, const struct
 	fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"14\">");
 	svg_escape(f, title, sizeof(title));
 	fprintf(f, "</text>\n<text x=\"10\" y=\"42\" fill=\"#555\">bar: the total; dark: "
-		   "its part in huge pages; whisker: the sums of each trace's lowest and highest "
+		   "its part in huge pages; whisker: the sums of each service's lowest and highest "
 		   "across layouts; line: the baseline</text>\n");
 	for (double v = 0; v <= vmax + step / 2; v += step) {
 		int x = left + (int)(v / vmax * width);
@@ -1027,32 +1243,93 @@ static int load_results(const struct plan *pl, const char *dir, const char *plan
 	return 0;
 }
 
-/* The totals, weighted: each job's figures added to its (policy, kernel)
- * group in g (*ng of them), its group's index in gid.  0, or 2 after a
- * message when there are more groups than SWEEP_MAX_GROUPS. */
-static int sum_groups(const struct plan *pl, const struct result *res, struct group *g, int *ng,
-		      int *gid)
+/* Number the plan's services and traces (job svc and tr), and check that
+ * every job of a service gives it the same weight and recordings: 0, or 2
+ * after a message naming the plan's line. */
+static int number_services(struct plan *pl, struct merged *m)
+{
+	int ntr = 0;
+
+	m->svc_job = malloc((size_t)pl->n * sizeof(*m->svc_job));
+	if (!m->svc_job)
+		return msg_error(-ENOMEM, "sweep merge"), 2;
+	m->nsvc = 0;
+	for (int i = 0; i < pl->n; i++) {
+		struct job *jb = &pl->v[i];
+		int s, t;
+
+		for (s = 0; s < m->nsvc; s++)
+			if (!strcmp(pl->v[m->svc_job[s]].service, jb->service))
+				break;
+		if (s == m->nsvc) {
+			m->svc_job[m->nsvc++] = i;
+		} else if (pl->v[m->svc_job[s]].weight != jb->weight ||
+			   pl->v[m->svc_job[s]].recordings != jb->recordings) {
+			fprintf(stderr, "thpsim: %s:%d: the service '%s' has weight %g and %d "
+					"recordings here, %g and %d on line %d\n", pl->path, jb->line,
+				jb->service, jb->weight, jb->recordings, pl->v[m->svc_job[s]].weight,
+				pl->v[m->svc_job[s]].recordings, pl->v[m->svc_job[s]].line);
+			return 2;
+		}
+		jb->svc = s;
+		for (t = 0; t < i && strcmp(pl->v[t].trace, jb->trace); t++)
+			;
+		jb->tr = t < i ? pl->v[t].tr : ntr++;
+	}
+	return 0;
+}
+
+/*
+ * The totals, weighted: each job's figures added to its (policy, kernel)
+ * group, at its share of its service's instances (weight / recordings), so
+ * a service counts as its instances times the mean over its recordings.
+ * The spread is per service: its instances times the lowest (highest) of
+ * any recording's layouts.  0, or 2 after a message.
+ */
+static int sum_groups(const struct plan *pl, const struct result *res, struct merged *m)
 {
 	for (int i = 0; i < pl->n; i++) {
-		const struct job *jb = &pl->v[i];
-		struct group *gr;
-
-		gid[i] = group_of(g, ng, jb);
-		if (gid[i] < 0) {
+		m->gid[i] = group_of(m->g, &m->ng, &pl->v[i]);
+		if (m->gid[i] < 0) {
 			fprintf(stderr, "thpsim: sweep merge: more than %d policies x kernels\n",
 				SWEEP_MAX_GROUPS);
 			return 2;
 		}
-		gr = &g[gid[i]];
+	}
+	m->acc = calloc((size_t)m->ng * (size_t)m->nsvc, sizeof(*m->acc));
+	if (!m->acc)
+		return msg_error(-ENOMEM, "sweep merge"), 2;
+	for (int i = 0; i < pl->n; i++) {
+		const struct job *jb = &pl->v[i];
+		struct group *gr = &m->g[m->gid[i]];
+		struct svc_acc *sa = &m->acc[(size_t)m->gid[i] * (size_t)m->nsvc + (size_t)jb->svc];
+		double share = jb->weight / jb->recordings;
+
 		gr->jobs++;
 		for (int f = 0; f < SWEEP_FIGS; f++) {
-			gr->fig[f] += jb->weight * (double)res[i].fig[f];
-			gr->lo[f] += jb->weight * (double)res[i].range[f][0];
-			gr->hi[f] += jb->weight * (double)res[i].range[f][2];
+			double lo = (double)res[i].range[f][0], hi = (double)res[i].range[f][2];
+
+			gr->fig[f] += share * (double)res[i].fig[f];
+			sa->mean[f] += (double)res[i].fig[f] / jb->recordings;
+			if (!sa->seen || lo < sa->lo[f])
+				sa->lo[f] = lo;
+			if (!sa->seen || hi > sa->hi[f])
+				sa->hi[f] = hi;
 		}
-		gr->killed += res[i].oom_kills ? jb->weight : 0;
-		gr->killed_some_layout += res[i].kill_layouts_max ? jb->weight : 0;
+		sa->seen = 1;
+		gr->killed += res[i].oom_kills ? share : 0;
+		gr->killed_some_layout += res[i].kill_layouts_max ? share : 0;
 	}
+	for (int a = 0; a < m->ng; a++)
+		for (int s = 0; s < m->nsvc; s++) {
+			const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
+			double w = pl->v[m->svc_job[s]].weight;
+
+			for (int f = 0; f < SWEEP_FIGS && sa->seen; f++) {
+				m->g[a].lo[f] += w * sa->lo[f];
+				m->g[a].hi[f] += w * sa->hi[f];
+			}
+		}
 	return 0;
 }
 
@@ -1071,10 +1348,10 @@ static void pick_baselines(struct group *g, int ng)
 	}
 }
 
-/* The report as JSON: each group's totals, spread and extra, then each
- * job's own figures. */
+/* The report as JSON: each group's totals, spread and extra, each
+ * service's figures per instance, then each job's own figures. */
 static void merge_json(const char *plan, const struct plan *pl, const struct result *res,
-		       const struct group *g, int ng)
+		       const struct merged *m)
 {
 	struct json j;
 
@@ -1083,8 +1360,8 @@ static void merge_json(const char *plan, const struct plan *pl, const struct res
 	json_string(&j, "plan", plan);
 	json_string(&j, "version", THPS_VERSION);
 	json_begin_array(&j, "groups");
-	for (int a = 0; a < ng; a++) {
-		const struct group *gr = &g[a], *b = &g[gr->baseline];
+	for (int a = 0; a < m->ng; a++) {
+		const struct group *gr = &m->g[a], *b = &m->g[gr->baseline];
 
 		json_begin_object(&j, NULL);
 		json_string(&j, "policy", gr->policy);
@@ -1104,15 +1381,51 @@ static void merge_json(const char *plan, const struct plan *pl, const struct res
 		json_end_object(&j);
 	}
 	json_end_array(&j);
+	json_begin_array(&j, "services");
+	for (int s = 0; s < m->nsvc; s++) {
+		const struct job *sj = &pl->v[m->svc_job[s]];
+
+		json_begin_object(&j, NULL);
+		json_string(&j, "service", sj->service);
+		json_int(&j, "recordings", sj->recordings);
+		json_total(&j, "weight", sj->weight);
+		json_begin_array(&j, "groups");
+		for (int a = 0; a < m->ng; a++) {
+			const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
+			const struct svc_acc *sb =
+				&m->acc[(size_t)m->g[a].baseline * (size_t)m->nsvc + (size_t)s];
+
+			if (!sa->seen)
+				continue;
+			json_begin_object(&j, NULL);
+			json_string(&j, "policy", m->g[a].policy);
+			json_string(&j, "kernel", m->g[a].kernel);
+			for (int f = 0; f < SWEEP_FIGS; f++) {
+				json_begin_object(&j, fig_names[f]);
+				json_total(&j, "mean_kB", sa->mean[f]);
+				json_total(&j, "lowest_kB", sa->lo[f]);
+				json_total(&j, "highest_kB", sa->hi[f]);
+				if (sb->seen)
+					json_total(&j, "extra_kB", sa->mean[f] - sb->mean[f]);
+				json_end_object(&j);
+			}
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
 	json_begin_array(&j, "jobs");
 	for (int i = 0; i < pl->n; i++) {
 		json_begin_object(&j, NULL);
 		json_int(&j, "index", pl->v[i].index);
 		json_string(&j, "job", pl->v[i].name);
 		json_string(&j, "trace", pl->v[i].trace);
+		json_string(&j, "service", pl->v[i].service);
 		json_string(&j, "policy", pl->v[i].policy);
 		json_string(&j, "kernel", pl->v[i].kernel);
 		json_total(&j, "weight", pl->v[i].weight);
+		json_int(&j, "recordings", pl->v[i].recordings);
 		for (int f = 0; f < SWEEP_FIGS; f++)
 			json_uint(&j, fig_names[f], res[i].fig[f]);
 		json_uint(&j, "thp_fault_alloc", res[i].thp_fault_alloc);
@@ -1143,17 +1456,22 @@ static void merge_csv(const struct group *g, int ng)
 }
 
 /* The report as text: a group's totals on a line, its spread across
- * layouts on the next. */
-static void merge_text(const char *plan, const struct plan *pl, const struct group *g, int ng)
+ * layouts and recordings on the next. */
+static void merge_text(const char *plan, const struct plan *pl, const struct merged *m)
 {
-	printf("thpsim sweep merge %s: %d jobs\n\n", plan, pl->n);
-	printf("the fleet, weighted by instances: kB summed over the traces (lowest..highest: "
-	       "the sums of each\ntrace's lowest and highest across its layouts); extra: "
-	       "against the baseline policy\n");
+	int ntr = 0;
+
+	for (int i = 0; i < pl->n; i++)
+		ntr = pl->v[i].tr + 1 > ntr ? pl->v[i].tr + 1 : ntr;
+	printf("thpsim sweep merge %s: %d jobs, %d traces of %d services\n\n", plan, pl->n, ntr,
+	       m->nsvc);
+	printf("the fleet, weighted by instances: kB summed over the services, each its mean "
+	       "over its recordings\n(lowest..highest: the sums of each service's lowest and "
+	       "highest across its recordings'\nlayouts); extra: against the baseline policy\n");
 	printf("%-16s %-9s %14s %14s %12s %14s %14s %9s\n", "policy", "kernel", "peak Anon kB",
 	       "extra peak", "(%)", "final Anon kB", "final AHP kB", "OOM-kill");
-	for (int a = 0; a < ng; a++) {
-		const struct group *gr = &g[a], *b = &g[gr->baseline];
+	for (int a = 0; a < m->ng; a++) {
+		const struct group *gr = &m->g[a], *b = &m->g[gr->baseline];
 		double extra = gr->fig[0] - b->fig[0];
 
 		printf("%-16.16s %-9.9s %14.0f %14.0f %11.1f%% %14.0f %14.0f %9g\n", gr->policy,
@@ -1164,48 +1482,49 @@ static void merge_text(const char *plan, const struct plan *pl, const struct gro
 	}
 }
 
-/* The text report's end: the traces that cost the most, each policy's (at
- * most five) largest extra peak AnonPages against its baseline on the same
- * trace, weighted. */
-static void print_costliest(const struct plan *pl, const struct result *res,
-			    const struct group *g, int ng, const int *gid)
+/* The text report's end: the services that cost the most, each policy's
+ * (at most five) largest extra peak AnonPages against its baseline, their
+ * instances times the extra of their mean. */
+static void print_costliest(const struct plan *pl, const struct merged *m)
 {
-	printf("\nthe traces that cost the most (weighted extra peak AnonPages against the "
+	printf("\nthe services that cost the most (weighted extra peak AnonPages against the "
 	       "baseline):\n");
-	for (int a = 0; a < ng; a++) {
+	for (int a = 0; a < m->ng; a++) {
 		int shown = 0, used[5] = { -1, -1, -1, -1, -1 };
 
-		if (g[a].baseline == a)
+		if (m->g[a].baseline == a)
 			continue;
-		for (int s = 0; s < 5; s++) {
+		for (int k = 0; k < 5; k++) {
 			int best = -1;
 			double bx = 0;
 
-			for (int i = 0; i < pl->n; i++) {
-				double x;
+			for (int s = 0; s < m->nsvc; s++) {
+				const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
+				const struct svc_acc *sb =
+					&m->acc[(size_t)m->g[a].baseline * (size_t)m->nsvc + (size_t)s];
+				double x = pl->v[m->svc_job[s]].weight * (sa->mean[0] - sb->mean[0]);
 				int seen = 0;
 
-				if (gid[i] != a)
-					continue;
-				for (int u = 0; u < s; u++)
-					seen |= used[u] == i;
-				for (int k = 0; k < pl->n && !seen; k++)
-					if (gid[k] == g[a].baseline &&
-					    !strcmp(pl->v[k].trace, pl->v[i].trace)) {
-						x = pl->v[i].weight *
-						    ((double)res[i].fig[0] - (double)res[k].fig[0]);
-						if (best < 0 || x > bx) {
-							best = i;
-							bx = x;
-						}
-					}
+				for (int u = 0; u < k; u++)
+					seen |= used[u] == s;
+				if (!seen && sa->seen && sb->seen && (best < 0 || x > bx)) {
+					best = s;
+					bx = x;
+				}
 			}
 			if (best < 0 || bx <= 0)
 				break;
-			used[s] = best;
-			printf("  %-16.16s %-9.9s %-32.32s %+12.0f kB (x%g)\n",
-			       shown ? "" : g[a].policy, shown ? "" : g[a].kernel,
-			       pl->v[best].trace, bx, pl->v[best].weight);
+			used[k] = best;
+			{
+				const struct job *sj = &pl->v[m->svc_job[best]];
+				char label[160];
+
+				snprintf(label, sizeof(label), sj->recordings > 1 ? "%s (%d recordings)" :
+					 "%s", sj->service, sj->recordings);
+				printf("  %-16.16s %-9.9s %-40.40s %+12.0f kB (x%g)\n",
+				       shown ? "" : m->g[a].policy, shown ? "" : m->g[a].kernel, label, bx,
+				       sj->weight);
+			}
 			shown++;
 		}
 	}
@@ -1218,44 +1537,48 @@ static int sweep_merge(int argc, char **argv)
 {
 	struct merge_args a = { 0 };
 	char defdir[4160];
-	int ng = 0, rc;
+	int rc;
 	struct plan pl;
 	struct result *res;
-	struct group g[SWEEP_MAX_GROUPS];
-	int *gid;
+	struct merged *m;
 
 	if ((rc = parse_merge_args(argc, argv, &a)) >= 0)
 		return rc;
 	if ((rc = open_plan("sweep merge", a.plan, &pl, &a.dir, defdir, sizeof(defdir))))
 		return rc;
 	res = calloc((size_t)pl.n, sizeof(*res));
-	gid = calloc((size_t)pl.n, sizeof(*gid));
-	if (!res || !gid) {
+	m = calloc(1, sizeof(*m));
+	if (!res || !m || !(m->gid = calloc((size_t)pl.n, sizeof(*m->gid)))) {
 		free(res);
-		free(gid);
+		free(m);
 		free(pl.v);
 		return msg_error(-ENOMEM, "sweep merge"), 2;
 	}
-	rc = load_results(&pl, a.dir, a.plan, res);
+	rc = number_services(&pl, m);
 	if (!rc)
-		rc = sum_groups(&pl, res, g, &ng, gid);
+		rc = load_results(&pl, a.dir, a.plan, res);
+	if (!rc)
+		rc = sum_groups(&pl, res, m);
 	if (!rc) {
-		pick_baselines(g, ng);
+		pick_baselines(m->g, m->ng);
 		if (a.svg)
-			rc = write_svg(a.svg, a.force, a.plan, g, ng);
+			rc = write_svg(a.svg, a.force, a.plan, m->g, m->ng);
 	}
 	if (!rc) {
 		if (a.fmt == 1) {
-			merge_json(a.plan, &pl, res, g, ng);
+			merge_json(a.plan, &pl, res, m);
 		} else if (a.fmt == 2) {
-			merge_csv(g, ng);
+			merge_csv(m->g, m->ng);
 		} else {
-			merge_text(a.plan, &pl, g, ng);
-			print_costliest(&pl, res, g, ng, gid);
+			merge_text(a.plan, &pl, m);
+			print_costliest(&pl, m);
 		}
 	}
 	free(res);
-	free(gid);
+	free(m->gid);
+	free(m->svc_job);
+	free(m->acc);
+	free(m);
 	free(pl.v);
 	return rc;
 }

@@ -100,6 +100,15 @@ void json_double(struct json *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
+void json_exact(struct json *j, const char *key, double v)
+{
+	member(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.17g", v);
+	else
+		fputs("null", j->f);
+}
+
 void json_string(struct json *j, const char *key, const char *s)
 {
 	member(j, key);

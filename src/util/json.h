@@ -22,7 +22,8 @@ void json_begin_array(struct json *j, const char *key);
 void json_end_array(struct json *j);
 void json_uint(struct json *j, const char *key, uint64_t v);
 void json_int(struct json *j, const char *key, int64_t v);
-void json_double(struct json *j, const char *key, double v);
+void json_double(struct json *j, const char *key, double v);   /* 6 digits */
+void json_exact(struct json *j, const char *key, double v);    /* every digit: reads back equal */
 void json_string(struct json *j, const char *key, const char *s);
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);

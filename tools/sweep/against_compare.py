@@ -5,8 +5,12 @@
 For every trace and kernel of the plan, compare runs the plan's policies
 with the plan's layouts (--set thpsim/kernel=X.Y unless "recorded") and
 each policy's peak and final AnonPages and AnonHugePages must equal the
-merged report's for that job; each group's totals must equal the weighted
-sums of those.  Prints one line per difference and ends with
+merged report's for that job.  A trace is a recording of a service (the
+plan's "service", with its "recordings" and "weight", its instances): each
+service's mean, lowest and highest per instance must be the mean of its
+recordings' figures and the lowest and highest of their layouts (compare's
+"range"), and each group's total, lowest and highest the sums of those
+times the service's instances.  Prints one line per difference and ends with
 "against compare: N passed, N failed".
 """
 import json
@@ -22,7 +26,8 @@ def main():
         merged = json.load(f)
     jobs = {j["job"]: j for j in merged["jobs"]}
     passed = failed = 0
-    totals = {}
+    svc = {}   # (service, policy, kernel, fig) -> [sum/recordings, lowest, highest]
+    weight = {}
     done = set()
     for job in plan:
         key = (job["trace"], job["kernel"])
@@ -61,19 +66,40 @@ def main():
                         print("FAIL %s %s %s: merged %d, compare %d" % (j["job"], when, fig,
                                                                        got, want))
                         failed += 1
-                    g = totals.setdefault((j["policy"], j["kernel"], when, fig), 0.0)
-                    totals[(j["policy"], j["kernel"], when, fig)] = g + j["weight"] * want
+                    name = "%s_%s" % (when, fig)
+                    rg = p["range"][name]
+                    acc = svc.setdefault((j["service"], j["policy"], j["kernel"], name),
+                                         [0.0, rg["min"], rg["max"]])
+                    acc[0] += want / j["recordings"]
+                    acc[1] = min(acc[1], rg["min"])
+                    acc[2] = max(acc[2], rg["max"])
+                    weight[j["service"]] = j["weight"]
+
+    def check(what, got, want):
+        nonlocal passed, failed
+        if want is not None and got is not None and abs(want - got) < 0.5:
+            passed += 1
+        else:
+            print("FAIL %s: merged %s, from compare %s" % (what, got, want))
+            failed += 1
+
+    for s in merged["services"]:
+        for g in s["groups"]:
+            for name in ("peak_AnonPages", "final_AnonPages", "peak_AnonHugePages",
+                         "final_AnonHugePages"):
+                acc = svc.get((s["service"], g["policy"], g["kernel"], name))
+                for k, i in (("mean_kB", 0), ("lowest_kB", 1), ("highest_kB", 2)):
+                    check("service %s %s %s %s %s" % (s["service"], g["policy"], g["kernel"],
+                                                     name, k), g[name][k],
+                          acc[i] if acc else None)
     for grp in merged["groups"]:
-        for when in ("peak", "final"):
-            for fig in ("AnonPages", "AnonHugePages"):
-                want = totals.get((grp["policy"], grp["kernel"], when, fig))
-                got = grp["%s_%s" % (when, fig)]["total_kB"]
-                if want is not None and abs(want - got) < 0.5:
-                    passed += 1
-                else:
-                    print("FAIL total %s %s %s %s: merged %s, compare summed %s" % (
-                        grp["policy"], grp["kernel"], when, fig, got, want))
-                    failed += 1
+        for name in ("peak_AnonPages", "final_AnonPages", "peak_AnonHugePages",
+                     "final_AnonHugePages"):
+            for k, i in (("total_kB", 0), ("lowest_kB", 1), ("highest_kB", 2)):
+                want = sum(weight[sv] * acc[i] for (sv, pol, ker, n), acc in svc.items()
+                           if (pol, ker, n) == (grp["policy"], grp["kernel"], name))
+                check("total %s %s %s %s" % (grp["policy"], grp["kernel"], name, k),
+                      grp[name][k], want)
     print("against compare: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

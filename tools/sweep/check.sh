@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tools/sweep/check.sh THPSIM PROGS: make check's sweep (docs/sweep.md).
 #
-# Records tests/progs (PROGS: their build folder) into traces, plans a sweep
-# of them (4 policies x Linux 6.12 and 6.18, 2 layouts, one trace weighted
-# 40), runs it with GNU parallel (tools/sweep/parallel.sh) and holds the
+# Records tests/progs (PROGS: their build folder) into traces, and brkjump
+# three more times as one service, plans a sweep of them (4 policies x
+# Linux 6.12 and 6.18, 2 layouts, one trace weighted 40, the service 10), runs it with GNU parallel (tools/sweep/parallel.sh) and holds the
 # merged report against "thpsim compare" on each trace
 # (tools/sweep/against_compare.py).  Then what an engine does to a sweep:
 # results removed, truncated or from another version (merge names exactly
@@ -36,12 +36,17 @@ if ! why=$("$here/record-progs.sh" "$thpsim" "$progs" traces); then
 	skip=1
 	finish
 fi
-printf '# instances of each service\nchurn.trace 40\n' > weights
-"$thpsim" sweep plan traces --kernel 6.12 --kernel 6.18 --layouts 2 --weights weights \
-	-o plan.jsonl 2> plan.err
-check "plan: 8 traces x 2 kernels x 4 policies" '[ "$(grep -c . plan.jsonl)" = 64 ]'
+# three recordings of one program, one service: their layouts differ run
+# to run (brkjump's heap offset), so its spread covers all three
+mkdir runs
+"$thpsim" record -q --runs 3 -o runs/brkjump -- "$progs/brkjump" > runs.out 2>&1
+printf '# instances of each service\nchurn.trace 40\nbrkjump-runs 10\n' > weights
+"$thpsim" sweep plan traces --service brkjump-runs=runs --kernel 6.12 --kernel 6.18 \
+	--layouts 2 --weights weights -o plan.jsonl 2> plan.err
+check "plan: (8 traces + 3 recordings of one service) x 2 kernels x 4 policies" \
+	'[ "$(grep -c . plan.jsonl)" = 88 ] && grep -q "11 traces of 9 services" plan.err'
 THPSIM=$thpsim "$here/parallel.sh" plan.jsonl results > run.out 2>&1
-check "GNU parallel ran every job" '[ "$(ls results/*.json | wc -l)" = 64 ]'
+check "GNU parallel ran every job" '[ "$(ls results/*.json | wc -l)" = 88 ]'
 "$thpsim" sweep merge plan.jsonl results --format json > merged.json 2> merge.err
 check "merge of a complete sweep" '[ -s merged.json ]'
 python3 "$here/against_compare.py" "$thpsim" plan.jsonl merged.json > against.out 2>&1
@@ -84,10 +89,24 @@ done
 "$thpsim" sweep merge plan.jsonl killed > /dev/null 2> killed.err
 check "after 10 kills merge lists only missing jobs, none cut short" \
 	'! grep -q "not a complete result" killed.err &&
-	 [ "$(grep -c "^thpsim: sweep merge: job" killed.err)" = "$((64 - $(ls killed/*.json 2>/dev/null | wc -l)))" ]'
+	 [ "$(grep -c "^thpsim: sweep merge: job" killed.err)" = "$((88 - $(ls killed/*.json 2>/dev/null | wc -l)))" ]'
 "$thpsim" sweep run plan.jsonl --missing -o killed > /dev/null 2>&1
 "$thpsim" sweep merge plan.jsonl killed --format json > killed.json 2>/dev/null
 check "resumed after the kills: the uninterrupted report" 'cmp -s merged.json killed.json'
+
+# a service's recordings must be runs of one command; its weight is the
+# service's, not a recording's
+"$thpsim" sweep plan traces/churn.trace --service mixed=runs --service mixed=traces/sparse.trace \
+	-o bad.jsonl > /dev/null 2> mixed.err
+rc=$?
+check "a service of two commands is refused, naming both traces" \
+	'[ $rc = 2 ] && [ ! -e bad.jsonl ] && grep -q "service .mixed.: .*sparse.trace recorded .*brkjump" mixed.err'
+printf 'brkjump.2.trace 5\n' > badweights
+"$thpsim" sweep plan traces --service brkjump-runs=runs --weights badweights -o bad.jsonl \
+	> /dev/null 2> weight.err
+rc=$?
+check "a weight given to one recording of a service is refused (file:line)" \
+	'[ $rc = 2 ] && [ ! -e bad.jsonl ] && grep -q "badweights:1: brkjump.2.trace is a recording of the service" weight.err'
 
 # a plan whose trace is gone, or changed since the plan
 cp traces/brkjump.trace traces/brkjump.bak
