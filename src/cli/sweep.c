@@ -4,25 +4,26 @@
  * parallel, Slurm job arrays, Kubernetes Indexed Jobs), one job run by its
  * index, and the results merged into a fleet report.
  *
- *   sweep plan TRACE|DIR... [--policy NAME=KNOBS]... [--kernel X.Y]...
- *              [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN
+ *   sweep plan TRACE|DIR... [--service NAME=TRACE|DIR]... [--policy NAME=KNOBS]...
+ *              [--kernel X.Y]... [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN
  *   sweep run PLAN [--index I | --all [-j N]] [-o DIR]
  *   sweep merge PLAN [DIR] [--format text|json|csv]
  *
  * The plan is JSON lines, one job a line: its index and name, the trace
  * and its checksum (FNV-1a 64 of the bytes), the policy's name and knobs,
  * the kernel profile ("recorded": the recording kernel's), the options,
- * the weight (how many instances the trace stands for) and thpsim's
- * version.  A job's result is DIR/NAME.json, written to a temporary file
+ * the service the trace is a recording of, with its number of recordings
+ * and its weight (how many instances it stands for), and thpsim's version.  A job's result is DIR/NAME.json, written to a temporary file
  * and renamed, so a job killed half-way leaves nothing that looks finished
  * and a job run twice writes the same file.  merge checks every result
  * against the plan (version, checksum, policy, kernel, options) and names
  * each job missing or failed; only when every job is there does it print
  * the report: per policy and kernel, the weighted totals of peak and final
- * AnonPages and AnonHugePages, the extra against the baseline policy
- * ("never", else the first), the spread across layouts (the weighted sums
- * of each trace's lowest and highest), the OOM kills under a limit, and
- * the traces that cost the most.
+ * AnonPages and AnonHugePages (a service counted as its instances times
+ * the mean of its recordings), the extra against the baseline policy
+ * ("never", else the first), the spread across layouts and recordings (the
+ * weighted sums of each service's lowest and highest), the OOM kills under
+ * a limit, and the services that cost the most.
  *
  * A job's figures are those of "thpsim compare TRACE --policy NAME=KNOBS
  * --set thpsim/kernel=X.Y --layouts N": the same replay, one policy.
@@ -46,14 +47,17 @@
 #include "util/outfile.h"
 
 static const char usage_text[] =
-	"usage: thpsim sweep plan TRACE|DIR... [--policy NAME=KNOBS]... [--kernel X.Y]...\n"
-	"                         [--layouts N] [--memory-max SIZE] [--weights FILE] -o PLAN [--force]\n"
+	"usage: thpsim sweep plan TRACE|DIR... [--service NAME=TRACE|DIR]... [--policy NAME=KNOBS]...\n"
+	"                         [--kernel X.Y]... [--layouts N] [--memory-max SIZE] [--weights FILE]\n"
+	"                         -o PLAN [--force]\n"
 	"       thpsim sweep run PLAN [--index I | --all [-j N] | --missing [-j N]] [-o DIR]\n"
 	"       thpsim sweep merge PLAN [DIR] [--format text|json|csv] [--svg FILE [--force]]\n"
 	"  plan: every (trace, kernel, policy) job, one JSON line each (a DIR gives its *.trace);\n"
 	"  policies default to compare's (never, madvise, always, always-no-hzp), kernels to\n"
-	"  the recording kernel's profile; --weights FILE: lines 'TRACE WEIGHT', how many\n"
-	"  instances each trace stands for (default 1).\n"
+	"  the recording kernel's profile; --service: several recordings of one program, one\n"
+	"  service (counted at the mean of its recordings, its spread over all of them);\n"
+	"  --weights FILE: lines 'NAME WEIGHT', how many instances a service (or a trace\n"
+	"  named alone) stands for (default 1).\n"
 	"  run: job I (0-based; default $SLURM_ARRAY_TASK_ID, then $JOB_COMPLETION_INDEX, then\n"
 	"  $PARALLEL_SEQ - 1), its result DIR/JOB.json (default DIR: PLAN.results); --all: every\n"
 	"  job here, N at a time; --missing: the jobs without a result merge would take.\n"
@@ -1098,7 +1102,7 @@ static int group_of(struct group *g, int *ng, const struct job *jb)
 
 /*
  * The fleet report as a chart: per policy and kernel, a bar of the weighted
- * total of peak AnonPages with a whisker from the sum of the traces' lowest
+ * total of peak AnonPages with a whisker from the sum of the services' lowest
  * to the sum of their highest across layouts, and inside it the part in
  * huge pages (peak AnonHugePages); the baseline's total as a line.  Written
  * to a temporary file and renamed (outfile.h).  0, or 2 after a message.

@@ -5,7 +5,10 @@
 # three more times as one service, plans a sweep of them (4 policies x
 # Linux 6.12 and 6.18, 2 layouts, one trace weighted 40, the service 10), runs it with GNU parallel (tools/sweep/parallel.sh) and holds the
 # merged report against "thpsim compare" on each trace
-# (tools/sweep/against_compare.py).  Then what an engine does to a sweep:
+# (tools/sweep/against_compare.py), and runs it again as the Kubernetes
+# Indexed Job of tools/sweep/k8s-job.yaml (tools/sweep/check-k8s.py: the
+# manifest against Kubernetes' own types where kubectl is installed, then
+# each index with $JOB_COMPLETION_INDEX) for the same report.  Then what an engine does to a sweep:
 # results removed, truncated or from another version (merge names exactly
 # those jobs and merges nothing; "sweep run --missing" redoes them and the
 # report is the same again), a run killed with SIGKILL at random 10 times
@@ -59,6 +62,18 @@ check "merge --svg draws the report" \
 "$thpsim" sweep merge plan.jsonl results --svg fleet.svg > /dev/null 2> svg.err
 rc=$?
 check "and replaces an existing chart only with --force" '[ $rc = 2 ] && grep -q exists svg.err'
+
+# the Kubernetes manifest: checked against Kubernetes' types, then run here
+# as the Indexed Job it describes (its volume a copy of this folder)
+mkdir k8s
+cp -r plan.jsonl traces runs k8s/
+python3 "$here/check-k8s.py" "$here/k8s-job.yaml" k8s/plan.jsonl k8s "$thpsim" > k8s.out 2>&1
+cat k8s.out
+grep -q '^skip' k8s.out && skip=$((skip + 1))
+check "the Kubernetes manifest checks out and its Indexed Job runs every job" \
+	'! grep -q "^FAIL" k8s.out && grep -q "^ok   the Indexed Job" k8s.out'
+(cd k8s && "$thpsim" sweep merge plan.jsonl results --format json > ../k8s.json 2> ../k8s.err)
+check "the Indexed Job's report is GNU parallel's, byte for byte" 'cmp -s merged.json k8s.json'
 
 # results removed, truncated, from another version: named, nothing merged
 cp -r results spoilt
