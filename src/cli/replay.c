@@ -564,6 +564,16 @@ void replay_json_result(struct json *j, const struct replay_result *res, int wit
 		json_double(j, "end_s", (double)mm->end_ns * 1e-9);
 		json_uint(j, "faults", mm->faults);
 		json_uint(j, "file_copies_kB", mm->final_file_cow_kb);
+		/* by private file range, as smaps shows them in file VMAs */
+		json_begin_array(j, "file_copies");
+		for (int i = 0; i < mm->nfinal_file_cow; i++) {
+			json_begin_object(j, NULL);
+			json_uint(j, "start", mm->final_file_cow[i][0]);
+			json_uint(j, "end", mm->final_file_cow[i][1]);
+			json_uint(j, "Anonymous", mm->final_file_cow[i][2]);
+			json_end_object(j);
+		}
+		json_end_array(j);
 		if (mm->oom_killed) {
 			json_begin_object(j, "oom_kill");
 			json_double(j, "t_s", (double)mm->oom_kill_ns * 1e-9);

@@ -166,5 +166,8 @@ void foreign_remove(struct replay_mm *mm, uint64_t start, uint64_t end);
 int foreign_copy(struct replay_mm *to, const struct replay_mm *from);
 /* A page of a private file mapping written: an anonymous copy. */
 void foreign_cow_insert(struct replay_mm *mm, uint64_t page);
+/* The copies now, by private file range (mm->final_file_cow): one sweep of
+ * the set.  0, or -ENOMEM (then none). */
+int foreign_cow_by_range(struct replay_mm *mm);
 
 #endif

@@ -198,3 +198,37 @@ int foreign_copy(struct replay_mm *to, const struct replay_mm *from)
 	to->nforeign = to->capforeign = from->nforeign;
 	return 0;
 }
+
+int foreign_cow_by_range(struct replay_mm *mm)
+{
+	uint64_t (*v)[3];
+	int n = 0;
+
+	free(mm->final_file_cow);
+	mm->final_file_cow = NULL;
+	mm->nfinal_file_cow = 0;
+	if (!mm->cow_n)
+		return 0;
+	v = calloc((size_t)mm->nforeign, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < mm->nforeign; i++) {
+		v[i][0] = mm->foreign[i][0];
+		v[i][1] = mm->foreign[i][1];
+	}
+	for (size_t k = 0; k < mm->cow_cap; k++) {
+		int i;
+
+		if (mm->cow[k] <= COW_GONE)
+			continue;
+		i = foreign_find(mm, mm->cow[k] << 12);
+		if (i < mm->nforeign && mm->foreign[i][0] <= mm->cow[k] << 12)
+			v[i][2] += 4;
+	}
+	for (int i = 0; i < mm->nforeign; i++) /* only the ranges with copies */
+		if (v[i][2])
+			memcpy(v[n++], v[i], sizeof(*v));
+	mm->final_file_cow = v;
+	mm->nfinal_file_cow = n;
+	return 0;
+}

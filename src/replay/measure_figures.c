@@ -56,6 +56,7 @@ static void figures_mm_end(struct replay *r, struct replay_mm *mm)
 		machine_final(r); /* the last one alive, so far: the end */
 	thps_proc_figures(mm->proc, mm->final);
 	mm->final_file_cow_kb = mm->cow_n * 4;
+	foreign_cow_by_range(mm); /* without memory, only the total */
 }
 
 /* What is alive at the end of the trace ends there, all together. */

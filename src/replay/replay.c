@@ -569,6 +569,7 @@ void replay_result_free(struct replay_result *res)
 		xlat_free(res->mms[i]->xlat);
 		free(res->mms[i]->foreign);
 		free(res->mms[i]->cow);
+		free(res->mms[i]->final_file_cow);
 		free(res->mms[i]);
 	}
 	free(res->mms);

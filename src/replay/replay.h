@@ -225,6 +225,10 @@ struct replay_mm {
 	size_t cow_cap, cow_used, cow_n;
 	uint64_t final_file_cow_kb; /* at the end */
 	uint64_t kfig_file_cow_kb;  /* at the recorded exit */
+	/* at the end, by private file range holding copies: start, end, kB
+	 * (what smaps counts as Anonymous in each file-backed VMA) */
+	uint64_t (*final_file_cow)[3];
+	int nfinal_file_cow;
 	/* an exec's break, set once its heap is mapped */
 	uint64_t pending_start_brk, pending_brk;
 	int brk_pending;

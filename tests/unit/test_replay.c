@@ -295,6 +295,36 @@ TEST(replay_file_mappings_are_skipped_and_counted)
 	ASSERT_EQ(mm->final[THPS_PROC_Rss], 0);
 }
 
+TEST(replay_file_copies_are_kept_by_file_range)
+{
+	const struct replay_mm *mm;
+	uint64_t F = A + MB(4), G = A + MB(8);
+
+	/* smaps shows a written private file page as Anonymous in its own
+	 * file VMA: the copies are kept by range, the part of F that munmap
+	 * cut away (and its copy) gone, a read-only page of G not copied */
+	tbegin("file");
+	tsys(9, (int64_t)F, 0, KB(16), RW, 0x02 /* MAP_PRIVATE, a file */);
+	tsys(9, (int64_t)G, 0, KB(8), RW, 0x02);
+	trace_write_fault(&W, F, 1, 0);
+	trace_write_fault(&W, F + PAGE, 1, 0);
+	trace_write_fault(&W, F + 3 * PAGE, 1, 0);
+	trace_write_fault(&W, G, 0, 0);
+	trace_write_fault(&W, G + PAGE, 1, 0);
+	tsys(11, 0, F + 2 * PAGE, 2 * PAGE, 0, 0);
+	trace_write_exit(&W, 0);
+	treplay(NULL);
+	mm = tmm(PID, 0);
+	ASSERT_EQ(mm->final_file_cow_kb, 12);
+	ASSERT_EQ(mm->nfinal_file_cow, 2);
+	ASSERT_EQ(mm->final_file_cow[0][0], F);
+	ASSERT_EQ(mm->final_file_cow[0][1], F + 2 * PAGE);
+	ASSERT_EQ(mm->final_file_cow[0][2], 8);
+	ASSERT_EQ(mm->final_file_cow[1][0], G);
+	ASSERT_EQ(mm->final_file_cow[1][1], G + KB(8));
+	ASSERT_EQ(mm->final_file_cow[1][2], 4);
+}
+
 TEST(replay_mprotect_and_madvise_around_file_holes)
 {
 	const struct replay_mm *mm;

@@ -231,7 +231,9 @@ cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
 # Debian's own programs that tools/kernels/programs runs, with the shared
 # libraries they load, where this machine has them (a row whose program is
 # missing is skipped in the guest, with the reason)
-for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl; do
+# python3 -S -I reads only its landmark (os.py) and encodings/ (strace), and
+# its compiled forms, copied too so that no run writes them
+for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl /usr/bin/python3; do
 	[ -x "$prog" ] || continue
 	for f in "$prog" $(ldd "$prog" 2>/dev/null |
 			  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
@@ -239,6 +241,17 @@ for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl; do
 		cp -L "$f" "$ROOT$f"
 	done
 done
+if [ -x /usr/bin/python3 ]; then
+	pylib=$(/usr/bin/python3 -S -I -c 'import os; print(os.path.dirname(os.__file__))')
+	for f in "$pylib/os.py" "$pylib"/encodings/__init__.py "$pylib"/encodings/aliases.py \
+		"$pylib"/encodings/utf_8.py "$pylib"/encodings/__pycache__/__init__.*.pyc \
+		"$pylib"/encodings/__pycache__/aliases.*.pyc "$pylib"/encodings/__pycache__/utf_8.*.pyc; do
+		[ -f "$f" ] || continue
+		mkdir -p "$ROOT$(dirname "$f")"
+		cp -L -p "$f" "$ROOT$f" # the times kept: a .pyc holds its source's
+	done
+	mkdir -p "$ROOT$pylib/lib-dynload"
+fi
 cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$ROOT/"
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"

@@ -9,8 +9,10 @@ command (or both run where randomisation is off), so both runs have one
 layout.  For each process that exited (matched by program and order, as
 validate.py matches them), each of the kernel's VMAs of 1 MiB or more that is
 anonymous ([heap], [stack], no name) or holds anonymous memory is held against
-the model's VMAs over the same range (the replay's "vmas"): Anonymous and
-AnonHugePages within 3% or 1 MiB.  The model's mappings by origin (the
+the model's VMAs over the same range (the replay's "vmas"; for a file
+mapping's VMA, the model's private copies of written file pages over the
+range, the replay's "file_copies"): Anonymous and AnonHugePages within 3% or
+1 MiB.  The model's mappings by origin (the
 replay's "mappings") sum to its VMAs exactly (tests/unit/test_replay.c), so
 this checks attribution's figures against the kernel's.  Prints one row per
 VMA and figure; exit status 1 if any is outside.
@@ -64,6 +66,13 @@ def anonymous_vma(v):
     return not name or name.startswith("[") or v["Anonymous"] or v["AnonHugePages"]
 
 
+def file_vma(v):
+    """A file mapping's VMA (a path): its Anonymous is the private copies
+    of written file pages, which the model keeps by file range
+    ("file_copies"), not among its anonymous VMAs."""
+    return v.get("name", "").startswith("/")
+
+
 def pair_rows(label, real, mine):
     """One row per (VMA, figure) of one real process against its replayed
     one: (label, process, range, figure, kernel kB, model kB, ok, note)."""
@@ -72,7 +81,11 @@ def pair_rows(label, real, mine):
     for v in real.get("vmas", []):
         if v["end"] - v["start"] < MIN_VMA or not anonymous_vma(v):
             continue
-        anon, huge, whole = model_over(mine.get("vmas", []), v["start"], v["end"])
+        if file_vma(v):
+            copies = [dict(c, AnonHugePages=0) for c in mine.get("file_copies", [])]
+            anon, huge, whole = model_over(copies, v["start"], v["end"])
+        else:
+            anon, huge, whole = model_over(mine.get("vmas", []), v["start"], v["end"])
         rng = "%x-%x %s" % (v["start"], v["end"], v.get("name") or "anon")
         note = "" if whole else "the model's VMA reaches past the kernel's"
         for fig, k, m in (("Anonymous", v["Anonymous"], anon),
