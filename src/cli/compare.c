@@ -61,7 +61,8 @@ static const char usage_text[] =
 	"  KNOB is a name 'thpsim knobs' lists; the transparent_hugepage/ prefix may be left out\n"
 	"  (enabled=always,use_zero_page=0).  Default policies: never, madvise, always,\n"
 	"  always-no-hzp.  --svg draws the machine's AnonPages and AnonHugePages over time,\n"
-	"  one line per policy, the difference from the first shaded; below, each policy's\n"
+	"  one line per policy (the recorded layout's; a pale band: lowest to highest over the\n"
+	"  layouts), the difference from the first shaded; below, each policy's\n"
 	"  extra peak memory against its coverage at the peak, and the occupancy of the\n"
 	"  2 MiB ranges (how many of their pages the program touched); an existing FILE is\n"
 	"  replaced only with --force (never through a symbolic link), and only once the\n"
@@ -273,6 +274,14 @@ static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax,
 		for (int i = 0; i < pol[k].res.overall.n; i++)
 			if ((double)svg_value(&pol[k].res.overall.p[i], huge) > vmax)
 				vmax = (double)svg_value(&pol[k].res.overall.p[i], huge);
+	for (int k = 0; k < n; k++) { /* the bands' highest too */
+		const struct replay_ranges *g = pol[k].res.ranges;
+
+		for (int r = 1; g && g->overall && r < g->n; r++)
+			for (int i = 0; i < g->overall[r].n; i++)
+				if ((double)svg_value(&g->overall[r].p[i], huge) > vmax)
+					vmax = (double)svg_value(&g->overall[r].p[i], huge);
+	}
 	if (vmax <= 0)
 		vmax = 1024;
 	vstep = svg_nice_step(vmax, 4);
@@ -297,7 +306,29 @@ static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax,
 		x0, y0 + h);
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0,
 		y0 + h, x0 + w, y0 + h);
-	/* the differences first, under the lines */
+	/* each policy's band over its layouts (and khugepaged's phases): the
+	 * lowest and highest of its runs at 400 moments, first, under all */
+	for (int k = 0; k < n; k++) {
+		const struct replay_ranges *g = pol[k].res.ranges;
+		const int steps = 400;
+
+		if (!g || g->n < 2 || !g->overall)
+			continue;
+		fprintf(f, "<polygon class=\"band\" data-policy=\"%s\" fill=\"%s\" "
+			   "fill-opacity=\"0.12\" stroke=\"%s\" stroke-opacity=\"0.3\" "
+			   "stroke-width=\"0.5\" points=\"", pol[k].name, svg_colors[k % 8],
+			svg_colors[k % 8]);
+		for (int d = 0; d < 2; d++)
+			for (int i = 0; i <= steps; i++) {
+				double t = tmax * (d ? steps - i : i) / steps;
+				uint64_t lo, hi;
+
+				replay_band_at(&pol[k].res, (uint64_t)(t * 1e9), huge, &lo, &hi);
+				fprintf(f, "%.1f,%.1f ", SX(t), SY(d ? lo : hi));
+			}
+		fprintf(f, "\"/>\n");
+	}
+	/* the differences next, under the lines */
 	for (int k = 1; k < n; k++) {
 		const struct replay_series *s = &pol[k].res.overall, *b = &pol[0].res.overall;
 
@@ -405,12 +436,17 @@ static void svg(FILE *f, const char *path, struct policy *pol, int n)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">from %s, in each</text>\n", W - R + 60, y + 19,
 			pol[0].name);
 		fprintf(f, "<text x=\"%d\" y=\"%d\">policy's colour</text>\n", W - R + 60, y + 34);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">Lines on top "
-			   "of one another</text>\n", W - R + 14, y + 58);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">have the same "
-			   "values.  meminfo:</text>\n", W - R + 14, y + 71);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">all processes, "
-			   "each page once.</text>\n", W - R + 14, y + 84);
+		static const char *const notes[] = {
+			"Lines on top of one another", "have the same values.  meminfo:",
+			"all processes, each page once.", NULL, "Pale band, outlined: lowest",
+			"to highest over the layouts;", "the line: the recorded one.",
+		};
+
+		for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+			if (notes[i])
+				fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#555\">%s"
+					   "</text>\n", W - R + 14, y + 58 + 13 * (int)i - (i > 3 ? 7 : 0),
+					notes[i]);
 	}
 	fprintf(f, "</g>\n</svg>\n");
 }

@@ -640,26 +640,35 @@ static void csv_field(FILE *f, const char *s)
 }
 
 /* RFC 4180: CRLF ends every record, the header names the columns.  The
- * rows of "all" add the machine's meminfo figures (empty for a process). */
+ * rows of "all" add the machine's meminfo figures (empty for a process),
+ * and their lowest and highest at that moment over the layouts (the band;
+ * the figure itself twice where there is one layout). */
 static void print_csv(const struct replay_result *res)
 {
 	printf("t_s,pid,process,Rss_kB,AnonHugePages_kB,meminfo_AnonPages_kB,"
-	       "meminfo_AnonHugePages_kB\r\n");
+	       "meminfo_AnonHugePages_kB,meminfo_AnonPages_kB_lowest,meminfo_AnonPages_kB_highest,"
+	       "meminfo_AnonHugePages_kB_lowest,meminfo_AnonHugePages_kB_highest\r\n");
 	for (int p = 0; p < res->nmms; p++) {
 		const struct replay_mm *mm = res->mms[p];
 
 		for (int i = 0; i < mm->series.n; i++) {
 			printf("%.6f,%d,", (double)mm->series.p[i].t_ns * 1e-9, mm->pid);
 			csv_field(stdout, mm->name);
-			printf(",%" PRIu64 ",%" PRIu64 ",,\r\n", mm->series.p[i].rss_kb,
+			printf(",%" PRIu64 ",%" PRIu64 ",,,,,,\r\n", mm->series.p[i].rss_kb,
 			       mm->series.p[i].anon_huge_kb);
 		}
 	}
-	for (int i = 0; i < res->overall.n; i++)
-		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n",
-		       (double)res->overall.p[i].t_ns * 1e-9, res->overall.p[i].rss_kb,
-		       res->overall.p[i].anon_huge_kb, res->overall.p[i].anon_pages_kb,
-		       res->overall.p[i].mem_anon_huge_kb);
+	for (int i = 0; i < res->overall.n; i++) {
+		const struct replay_point *pt = &res->overall.p[i];
+		uint64_t alo, ahi, hlo, hhi;
+
+		replay_band_at(res, pt->t_ns, 0, &alo, &ahi);
+		replay_band_at(res, pt->t_ns, 1, &hlo, &hhi);
+		printf("%.6f,all,all,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", (double)pt->t_ns * 1e-9,
+		       pt->rss_kb, pt->anon_huge_kb, pt->anon_pages_kb, pt->mem_anon_huge_kb, alo, ahi,
+		       hlo, hhi);
+	}
 }
 
 int cmd_replay(int argc, char **argv)

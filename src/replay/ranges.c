@@ -328,6 +328,10 @@ static void *worker(void *arg)
 		} else {
 			pthread_mutex_lock(&j->lock);
 			take(j->g, k, &r);
+			if (j->g->overall) { /* the series kept, for the band over time */
+				j->g->overall[k] = r.overall;
+				memset(&r.overall, 0, sizeof(r.overall));
+			}
 			pthread_mutex_unlock(&j->lock);
 		}
 		replay_result_free(&r);
@@ -369,6 +373,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	g->mm = calloc((size_t)(g->nmms ? g->nmms : 1) * RANGE_NR_MM * g->n, sizeof(uint64_t));
 	g->weight = calloc((size_t)g->n, sizeof(double));
 	g->heap_shift = calloc((size_t)g->layouts, sizeof(int64_t));
+	g->overall = calloc((size_t)g->n, sizeof(*g->overall)); /* NULL: no band */
 	wl = calloc((size_t)g->layouts, sizeof(double));
 	if (!g->machine || !g->mm || !g->weight || !g->heap_shift || !wl) {
 		free(wl);
@@ -407,9 +412,50 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	return 0;
 }
 
+/* Run r's value at t_ns: its last point at or before it (0 before its
+ * first). */
+static uint64_t series_at(const struct replay_series *s, uint64_t t_ns, int huge)
+{
+	int lo = 0, hi = s->n; /* the first point after t_ns */
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->p[mid].t_ns <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	return huge ? s->p[lo - 1].mem_anon_huge_kb : s->p[lo - 1].anon_pages_kb;
+}
+
+void replay_band_at(const struct replay_result *res, uint64_t t_ns, int huge, uint64_t *lo,
+		    uint64_t *hi)
+{
+	const struct replay_ranges *g = res->ranges;
+
+	*lo = *hi = series_at(&res->overall, t_ns, huge);
+	if (!g || !g->overall)
+		return;
+	for (int k = 1; k < g->n; k++) {
+		uint64_t v;
+
+		if (!g->overall[k].n)
+			continue;
+		v = series_at(&g->overall[k], t_ns, huge);
+		*lo = v < *lo ? v : *lo;
+		*hi = v > *hi ? v : *hi;
+	}
+}
+
 void replay_ranges_free(struct replay_ranges *g)
 {
 	if (g) {
+		for (int k = 0; g->overall && k < g->n; k++)
+			free(g->overall[k].p);
+		free(g->overall);
 		free(g->machine);
 		free(g->mm);
 		free(g->weight);

@@ -461,6 +461,8 @@ struct replay_ranges {
 	int64_t *heap_shift;     /* [layouts]: the heap's shift chosen for layout k, or -1: drawn */
 	int nmms;                /* processes matched in every layout (0: none) */
 	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
+	struct replay_series *overall; /* [n]: each run's machine series over time
+				    (run 0's is the result's own: empty here) */
 	double seconds;          /* wall time of all the layouts */
 };
 #define REPLAY_LAYOUTS_DEFAULT 16 /* --layouts: the default count and the most */
@@ -473,6 +475,12 @@ void replay_ranges_free(struct replay_ranges *g);
 void replay_spread(const uint64_t *v, int n, uint64_t out[3]);
 void replay_spread_weighted(const uint64_t *v, const double *w, int n, uint64_t out[3]);
 const char *replay_range_machine_name(int f);
+/* The band over time: the lowest and the highest of the machine's meminfo
+ * AnonPages (huge 0) or AnonHugePages (huge 1) at time t_ns over every run
+ * of res's layouts (each run's series a step: its last point at or before
+ * t_ns).  Without ranges, run 0's value twice. */
+void replay_band_at(const struct replay_result *res, uint64_t t_ns, int huge, uint64_t *lo,
+		    uint64_t *hi);
 const char *replay_range_mm_name(int f);
 
 /* Layout k's shifts from the recorded layout, in bytes (layout.c): the

@@ -144,6 +144,58 @@ TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
 	unlink(P);
 }
 
+/* The band over time (compare's chart, replay's CSV): at each moment the
+ * lowest and highest of every layout's series.  The brk heap above, one
+ * jump every 10 ms: while the heap grows the band holds layout 0's value,
+ * and just before the exit it spans the layouts' final AnonHugePages. */
+TEST(layouts_band_over_time_spans_the_layouts)
+{
+	const uint64_t heap = 0x555555659000ULL;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1,
+				 .layout_seed = SEED, .layouts = NLAYOUTS };
+	struct replay_result r;
+	uint64_t brk = heap, lo, hi, v[3];
+	char err[1024];
+
+	lbegin("band", "madvise", heap);
+	lsys(12, (int64_t)heap, 0, 0, 0, 0);
+	for (size_t j = 0; j < NJUMPS; j++) {
+		uint64_t from = (brk + PAGE - 1) & ~(PAGE - 1);
+
+		trace_write_time(&W, (j + 1) * 10000000ULL, 0);
+		lsys(12, (int64_t)(brk + jumps[j]), brk + jumps[j], 0, 0, 0);
+		lsys(28, 0, from, brk + jumps[j] - from, 14 /* MADV_HUGEPAGE */, 0);
+		lwrite(brk, jumps[j]);
+		brk += jumps[j];
+	}
+	trace_write_time(&W, 200000000ULL, 0);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && r.ranges->overall);
+	for (int k = 1; k < NLAYOUTS; k++)
+		ASSERT(r.ranges->overall[k].n > 0);
+	for (int i = 0; i < r.overall.n; i++) {
+		const struct replay_point *pt = &r.overall.p[i];
+
+		if (i + 1 < r.overall.n && r.overall.p[i + 1].t_ns == pt->t_ns)
+			continue; /* a moment's value is its last point's */
+		replay_band_at(&r, pt->t_ns, 1, &lo, &hi);
+		ASSERT(lo <= pt->mem_anon_huge_kb && pt->mem_anon_huge_kb <= hi);
+		replay_band_at(&r, pt->t_ns, 0, &lo, &hi);
+		ASSERT(lo <= pt->anon_pages_kb && pt->anon_pages_kb <= hi);
+	}
+	/* the last jump's writes are at 80 ms; the exit at 200 ms */
+	replay_band_at(&r, 199000000ULL, 1, &lo, &hi);
+	replay_spread(r.ranges->machine + (size_t)RANGE_final_AnonHugePages * NLAYOUTS, NLAYOUTS,
+		      v);
+	ASSERT_EQ(lo, v[0]);
+	ASSERT_EQ(hi, v[2]);
+	ASSERT(lo < hi);
+	replay_result_free(&r);
+	unlink(P);
+}
+
 /* A 4 MiB anonymous mmap recorded on 6.1, 4 KiB past a boundary.  Under a
  * 6.12 profile every other layout puts it on a boundary (2 THPs when
  * written); under 6.1's rule it keeps its offset plus the mmap shift (2

@@ -18,7 +18,7 @@
 set -u
 thpsim=$(readlink -f "${1:?usage: check-slurm.sh THPSIM PROGS [KERNELS]}")
 progs=$(readlink -f "${2:?usage: check-slurm.sh THPSIM PROGS [KERNELS]}")
-kernels=${3:-}
+kernels=${3:+$(readlink -f "$3")}
 here=$(dirname "$(readlink -f "$0")")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/thpsim-slurm-XXXXXX")
 pass=0 fail=0 skip=0
