@@ -464,6 +464,56 @@ def access_coverage(sec):
     return out, problems
 
 
+# Randomised runs (issue 24, the 6.12 guest only): a program recorded with
+# randomisation off, replayed under its default layouts, against 16 real
+# runs with randomisation on.  The main process (the most Anonymous) of
+# each run must be inside the predicted [lowest, highest] of AnonHugePages
+# and Anonymous (plus the private file copies, which the layout does not
+# move) widened by 3% or 1 MiB, and the runs' median inside the bare range
+# (tools/validate/ranges.py's rule on the host).
+def aslr_inside(v, lo, hi):
+    return lo - max(lo * 3 // 100, 1024) <= v <= hi + max(hi * 3 // 100, 1024)
+
+
+def aslr_runs(sec):
+    out, problems = [], []
+    for key in sorted(sec):
+        if not key.startswith("aslr-pred "):
+            continue
+        name = key[len("aslr-pred "):]
+        pred, err = load_json(sec, key)
+        if err:
+            problems.append("randomised %s: the replay: %s" % (name, err))
+            continue
+        mp = max(pred["processes"], key=lambda p: p["final"]["Anonymous"])
+        rng, files = mp["final"].get("range"), mp.get("file_copies_kB", 0)
+        runs = {"AnonHugePages": [], "Anonymous": []}
+        for i in range(1, 17):
+            m, err = load_json(sec, "aslr-run %s %d" % (name, i))
+            if err:
+                problems.append("randomised %s: run %d: %s" % (name, i, err))
+                continue
+            rp = max(m["processes"], key=lambda p: p["Anonymous"])
+            for f in runs:
+                runs[f].append(rp[f])
+        for f in ("AnonHugePages", "Anonymous"):
+            if rng:
+                lo, hi = rng[f]["min"], rng[f]["max"]
+            else:
+                lo = hi = mp["final"][f]
+            if f == "Anonymous":
+                lo, hi = lo + files, hi + files
+            v = sorted(runs[f])
+            if not v:
+                continue
+            med = v[(len(v) - 1) // 2]
+            ok_runs = sum(1 for x in v if aslr_inside(x, lo, hi))
+            out.append({"name": name, "figure": f, "lo": lo, "hi": hi, "runs": v,
+                        "inside": ok_runs, "median": med,
+                        "ok": ok_runs == len(v) and lo <= med <= hi})
+    return out, problems
+
+
 def save_traces(sec, results):
     """The guest's traces next to its results: RELEASE.NAME.trace, for
     'thpsim replay' on the host."""
@@ -596,6 +646,8 @@ def one_kernel(pattern, pkg, ver, status, secs, results, reason):
     problems += sproblems
     k["access"], aproblems = access_coverage(sec)
     problems += aproblems
+    k["aslr"], rproblems = aslr_runs(sec)
+    problems += rproblems
     k["programs"] = rows
     k["notes"] = notes
     k["problems"] += problems
@@ -725,6 +777,9 @@ def main():
         cgood = sum(1 for x in k.get("access", []) if x["ok"])
         passed += cgood
         failed += len(k.get("access", [])) - cgood
+        rgood = sum(1 for x in k.get("aslr", []) if x["ok"])
+        passed += rgood
+        failed += len(k.get("aslr", [])) - rgood
         passed += k["match"] + good + unit["passed"]
         failed += unit["failed"]
         skipped += unit["skipped"]
@@ -806,6 +861,11 @@ def main():
                   x["name"], " ".join("%.1f/%.1f" % (r["kernel"], r["model"]) for r in x["pairs"]),
                   x["within_tol"], len(x["pairs"]), ACCESS_TOL_PP, x["median_pp"], x["worst_pp"],
                   "ok" if x["ok"] else "OUTSIDE (the median beyond %.0f points)" % ACCESS_TOL_PP))
+        for x in k.get("aslr", []):
+            p("  aslr     %-26s %-14s predicted %d-%d kB; 16 randomised runs: %s (median %d; %d "
+              "inside 3%% or 1 MiB)  %s" % (
+                  x["name"], x["figure"], x["lo"], x["hi"], " ".join(str(r) for r in x["runs"]),
+                  x["median"], x["inside"], "ok" if x["ok"] else "OUTSIDE"))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     p("kernels: %d passed, %d failed, %d skipped" % (passed, failed, skipped))

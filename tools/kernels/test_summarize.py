@@ -369,6 +369,36 @@ def access_coverage_pairs_the_last_samples(tmp):
     assert s[0]["access"][0]["median_pp"] == 8, s[0]["access"]
 
 
+@test
+def randomised_runs_inside_the_layouts_range(tmp):
+    """Issue 24: 16 randomised runs of a program against its replay's
+    layouts: every run inside [lowest, highest] widened by 3% or 1 MiB
+    (Anonymous adds the file copies) and their median inside the bare
+    range passes; one run 3 MiB above the highest fails."""
+    pred = json.dumps({"processes": [
+        {"final": {"Anonymous": 9000, "AnonHugePages": 6144,
+                   "range": {"Anonymous": {"min": 8000, "median": 8000, "max": 9000},
+                             "AnonHugePages": {"min": 4096, "median": 6144, "max": 8192}}},
+         "file_copies_kB": 100},
+        {"final": {"Anonymous": 50, "AnonHugePages": 0}}]})
+
+    def runs(ahp):
+        return "".join(section("aslr-run bj %d" % (i + 1), json.dumps({"processes": [
+            {"Anonymous": 8500, "AnonHugePages": a}]})) for i, a in enumerate(ahp))
+    text = guest([scenario("a", "match")])
+    extra = section("aslr-pred bj", pred) + runs([4096] * 5 + [6144] * 8 + [8192] * 3)
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 0 and len(s[0]["aslr"]) == 2 and all(x["ok"] for x in s[0]["aslr"]), \
+        (rc, s[0].get("aslr"), last)
+    assert s[0]["aslr"][1]["lo"] == 8100 and s[0]["aslr"][1]["hi"] == 9100, s[0]["aslr"]
+    extra = section("aslr-pred bj", pred) + runs([4096] * 5 + [6144] * 10 + [11264])
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 1 and not s[0]["aslr"][0]["ok"] and s[0]["aslr"][0]["inside"] == 15, \
+        (rc, s[0]["aslr"])
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
