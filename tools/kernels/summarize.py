@@ -470,7 +470,14 @@ def access_coverage(sec):
 # each run must be inside the predicted [lowest, highest] of AnonHugePages
 # and Anonymous (plus the private file copies, which the layout does not
 # move) widened by 3% or 1 MiB, and the runs' median inside the bare range
-# (tools/validate/ranges.py's rule on the host).
+# (tools/validate/ranges.py's rule on the host), give or take
+# ASLR_MEDIAN_SLACK_KB: randomisation also moves the start of the stack's
+# strings and auxiliary vector within a page, so the kernel's Anonymous
+# moves by a page or two from run to run (26448-26456 kB for brkjump in one
+# make check, 26448-26452 in the next), which no layout models.
+ASLR_MEDIAN_SLACK_KB = 16
+
+
 def aslr_inside(v, lo, hi):
     return lo - max(lo * 3 // 100, 1024) <= v <= hi + max(hi * 3 // 100, 1024)
 
@@ -510,7 +517,8 @@ def aslr_runs(sec):
             ok_runs = sum(1 for x in v if aslr_inside(x, lo, hi))
             out.append({"name": name, "figure": f, "lo": lo, "hi": hi, "runs": v,
                         "inside": ok_runs, "median": med,
-                        "ok": ok_runs == len(v) and lo <= med <= hi})
+                        "ok": ok_runs == len(v) and
+                        lo - ASLR_MEDIAN_SLACK_KB <= med <= hi + ASLR_MEDIAN_SLACK_KB})
     return out, problems
 
 
