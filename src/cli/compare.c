@@ -261,6 +261,15 @@ static uint64_t svg_value(const struct replay_point *pt, int huge)
 	return huge ? pt->mem_anon_huge_kb : pt->anon_pages_kb;
 }
 
+/* The highest of vmax and series s's values. */
+static double svg_series_max(const struct replay_series *s, int huge, double vmax)
+{
+	for (int i = 0; i < s->n; i++)
+		if ((double)svg_value(&s->p[i], huge) > vmax)
+			vmax = (double)svg_value(&s->p[i], huge);
+	return vmax;
+}
+
 /* One panel: the machine's AnonPages (huge 0) or AnonHugePages (huge 1)
  * of every policy over time, in kB as the tables, with the area between
  * each policy and the first (never) shaded in the policy's colour. */
@@ -270,17 +279,12 @@ static void svg_panel(FILE *f, struct policy *pol, int n, int huge, double tmax,
 	const char *what = huge ? "AnonHugePages" : "AnonPages";
 	double vmax = 0, vstep, xstep;
 
-	for (int k = 0; k < n; k++)
-		for (int i = 0; i < pol[k].res.overall.n; i++)
-			if ((double)svg_value(&pol[k].res.overall.p[i], huge) > vmax)
-				vmax = (double)svg_value(&pol[k].res.overall.p[i], huge);
-	for (int k = 0; k < n; k++) { /* the bands' highest too */
+	for (int k = 0; k < n; k++) {
 		const struct replay_ranges *g = pol[k].res.ranges;
 
-		for (int r = 1; g && g->overall && r < g->n; r++)
-			for (int i = 0; i < g->overall[r].n; i++)
-				if ((double)svg_value(&g->overall[r].p[i], huge) > vmax)
-					vmax = (double)svg_value(&g->overall[r].p[i], huge);
+		vmax = svg_series_max(&pol[k].res.overall, huge, vmax);
+		for (int r = 1; g && g->overall && r < g->n; r++) /* the band's too */
+			vmax = svg_series_max(&g->overall[r], huge, vmax);
 	}
 	if (vmax <= 0)
 		vmax = 1024;

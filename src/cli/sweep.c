@@ -13,8 +13,8 @@
  * and its checksum (FNV-1a 64 of the bytes), the policy's name and knobs,
  * the kernel profile ("recorded": the recording kernel's), the options,
  * the service the trace is a recording of, with its number of recordings
- * and its weight (how many instances it stands for), and thpsim's version.  A job's result is DIR/NAME.json, written to a temporary file
- * and renamed, so a job killed half-way leaves nothing that looks finished
+ * and its weight (how many instances it stands for), and thpsim's version.
+ * A job's result is DIR/NAME.json, written to a temporary file and renamed, so a job killed half-way leaves nothing that looks finished
  * and a job run twice writes the same file.  merge checks every result
  * against the plan (version, checksum, policy, kernel, options) and names
  * each job missing or failed; only when every job is there does it print
@@ -88,7 +88,7 @@ struct job {
 	double weight;            /* instances of the trace's service */
 	char service[128];        /* what the trace is a recording of */
 	int recordings;           /* of that service in the plan */
-	int svc, tr;              /* the service's and the trace's number (merge) */
+	int svc;                  /* the service's number (merge) */
 	char version[32];
 	int line;                 /* in the plan */
 };
@@ -1081,9 +1081,16 @@ struct merged {
 	int ng;
 	int *gid;              /* each job's group */
 	int nsvc;              /* services, numbered by the jobs' svc */
+	int ntr;               /* traces (a trace has a job per policy and kernel) */
 	int *svc_job;          /* a job of each service (its name, weight, recordings) */
-	struct svc_acc *acc;   /* ng x nsvc */
+	struct svc_acc *acc;   /* ng x nsvc: svc_at() */
 };
+
+/* Service svc's figures in group's policy and kernel. */
+static struct svc_acc *svc_at(const struct merged *m, int group, int svc)
+{
+	return &m->acc[(size_t)group * (size_t)m->nsvc + (size_t)svc];
+}
 
 #define SWEEP_MAX_GROUPS (SWEEP_MAX_POLICIES * SWEEP_MAX_KERNELS)
 /* jb's group, made when new; -1 when there are too many. */
@@ -1247,13 +1254,11 @@ static int load_results(const struct plan *pl, const char *dir, const char *plan
 	return 0;
 }
 
-/* Number the plan's services and traces (job svc and tr), and check that
+/* Number the plan's services (job svc), count its traces, and check that
  * every job of a service gives it the same weight and recordings: 0, or 2
  * after a message naming the plan's line. */
 static int number_services(struct plan *pl, struct merged *m)
 {
-	int ntr = 0;
-
 	m->svc_job = malloc((size_t)pl->n * sizeof(*m->svc_job));
 	if (!m->svc_job)
 		return msg_error(-ENOMEM, "sweep merge"), 2;
@@ -1278,7 +1283,7 @@ static int number_services(struct plan *pl, struct merged *m)
 		jb->svc = s;
 		for (t = 0; t < i && strcmp(pl->v[t].trace, jb->trace); t++)
 			;
-		jb->tr = t < i ? pl->v[t].tr : ntr++;
+		m->ntr += t == i; /* the trace's first job */
 	}
 	return 0;
 }
@@ -1306,7 +1311,7 @@ static int sum_groups(const struct plan *pl, const struct result *res, struct me
 	for (int i = 0; i < pl->n; i++) {
 		const struct job *jb = &pl->v[i];
 		struct group *gr = &m->g[m->gid[i]];
-		struct svc_acc *sa = &m->acc[(size_t)m->gid[i] * (size_t)m->nsvc + (size_t)jb->svc];
+		struct svc_acc *sa = svc_at(m, m->gid[i], jb->svc);
 		double share = jb->weight / jb->recordings;
 
 		gr->jobs++;
@@ -1326,7 +1331,7 @@ static int sum_groups(const struct plan *pl, const struct result *res, struct me
 	}
 	for (int a = 0; a < m->ng; a++)
 		for (int s = 0; s < m->nsvc; s++) {
-			const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
+			const struct svc_acc *sa = svc_at(m, a, s);
 			double w = pl->v[m->svc_job[s]].weight;
 
 			for (int f = 0; f < SWEEP_FIGS && sa->seen; f++) {
@@ -1395,9 +1400,8 @@ static void merge_json(const char *plan, const struct plan *pl, const struct res
 		json_total(&j, "weight", sj->weight);
 		json_begin_array(&j, "groups");
 		for (int a = 0; a < m->ng; a++) {
-			const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
-			const struct svc_acc *sb =
-				&m->acc[(size_t)m->g[a].baseline * (size_t)m->nsvc + (size_t)s];
+			const struct svc_acc *sa = svc_at(m, a, s);
+			const struct svc_acc *sb = svc_at(m, m->g[a].baseline, s);
 
 			if (!sa->seen)
 				continue;
@@ -1463,11 +1467,7 @@ static void merge_csv(const struct group *g, int ng)
  * layouts and recordings on the next. */
 static void merge_text(const char *plan, const struct plan *pl, const struct merged *m)
 {
-	int ntr = 0;
-
-	for (int i = 0; i < pl->n; i++)
-		ntr = pl->v[i].tr + 1 > ntr ? pl->v[i].tr + 1 : ntr;
-	printf("thpsim sweep merge %s: %d jobs, %d traces of %d services\n\n", plan, pl->n, ntr,
+	printf("thpsim sweep merge %s: %d jobs, %d traces of %d services\n\n", plan, pl->n, m->ntr,
 	       m->nsvc);
 	printf("the fleet, weighted by instances: kB summed over the services, each its mean "
 	       "over its recordings\n(lowest..highest: the sums of each service's lowest and "
@@ -1503,9 +1503,8 @@ static void print_costliest(const struct plan *pl, const struct merged *m)
 			double bx = 0;
 
 			for (int s = 0; s < m->nsvc; s++) {
-				const struct svc_acc *sa = &m->acc[(size_t)a * (size_t)m->nsvc + (size_t)s];
-				const struct svc_acc *sb =
-					&m->acc[(size_t)m->g[a].baseline * (size_t)m->nsvc + (size_t)s];
+				const struct svc_acc *sa = svc_at(m, a, s);
+				const struct svc_acc *sb = svc_at(m, m->g[a].baseline, s);
 				double x = pl->v[m->svc_job[s]].weight * (sa->mean[0] - sb->mean[0]);
 				int seen = 0;
 
