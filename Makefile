@@ -68,6 +68,11 @@ TEST := $(O)/thpsim-test
 
 # Real programs the recorder tests and the validation run (tests/progs).
 PROGS := $(patsubst tests/progs/%.c,$(O)/progs/%,$(wildcard tests/progs/*.c))
+# A Go program (tests/progs/gocache), where Go is installed (Debian's
+# golang-go): a real garbage-collected runtime for the guests of make
+# check-kernels, static (no cgo) as Go builds by default.
+GO ?= $(shell command -v go 2>/dev/null)
+GOPROGS := $(if $(GO),$(O)/progs/gocache)
 
 # tests/fuzz: the reference model, the differential executor, the generator
 # (tests/fuzz/README.md).  A fuzz target is tests/fuzz/fuzz_NAME.c with a
@@ -82,7 +87,7 @@ SOAK := $(O)/thpsim-soak
 	demo bench clean \
 	progs validate soak fuzz fuzz-replay inject check-kernels
 
-all: $(LIB) $(BIN) $(PROGS)
+all: $(LIB) $(BIN) $(PROGS) $(GOPROGS)
 
 progs: $(PROGS)
 
@@ -90,6 +95,12 @@ $(O)/progs/%: tests/progs/%.c tests/progs/rollup.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -O2 -g -Wall -pthread $(PROG_LDFLAGS) -o $@ $<
+
+$(O)/progs/gocache: tests/progs/gocache/main.go
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GO      $@")
+	$(Q)cd tests/progs/gocache && CGO_ENABLED=0 GOCACHE=$(abspath $(O))/go-build \
+		GOPATH=$(abspath $(O))/go GOFLAGS=-trimpath $(GO) build -o $(abspath $@) main.go
 
 # V=1 shows the commands
 Q := $(if $(V),,@)
@@ -215,7 +226,7 @@ check-layers:
 check-kernels:
 	@$(RUN) static-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/static LDFLAGS=-static LIBDW=0 \
 		PROG_LDFLAGS=-static $(O)/static/thpsim $(O)/static/thpsim-test \
-		$(patsubst $(O)/%,$(O)/static/%,$(PROGS))
+		$(patsubst $(O)/%,$(O)/static/%,$(PROGS) $(GOPROGS))
 	@$(RUN) summarize python3 tools/kernels/test_summarize.py && \
 	$(RUN) kernels-qemu tools/kernels/check-kernels.sh $(O) $(O)/static
 

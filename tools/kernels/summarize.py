@@ -348,8 +348,11 @@ def limits(sec):
                          "ok": bool(limit_counts_within(m, k))})
         if m_killed or k_killed:
             continue
+        # the program: the first process, as its last exec left it (a row
+        # run through env(1) is env's process first, the program after)
         procs = rep.get("processes", [])
-        final = procs[0].get("final", {}) if procs else {}
+        procs = [p for p in procs if p.get("pid") == procs[0].get("pid")] if procs else []
+        final = procs[-1].get("final", {}) if procs else {}
         for fig, kkey, mval in (("Anonymous", "Anonymous", final.get("Anonymous")),
                                 ("AnonHugePages", "AnonHugePages", final.get("AnonHugePages")),
                                 ("memory.peak", "peak_kB", memcg.get("peak_kB"))):

@@ -71,14 +71,18 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
         out += section("work prog", "\n".join("%s %d" % (c, mk[1]) for c, mk in work.items()))
     for name, (model, kernel) in (limits or {}).items():
         # model: (OOM kills, {counter: count}, Anonymous, AnonHugePages,
-        # memory.peak kB[, the kill's share of the trace in %]); kernel: the
+        # memory.peak kB[, the kill's share of the trace in % or None[, run
+        # through env: env's process first, with the same pid]]); kernel: the
         # init's "limit NAME" lines
-        proc = {"final": {"Anonymous": model[2], "AnonHugePages": model[3]}}
-        if len(model) > 5:
+        proc = {"pid": 100, "final": {"Anonymous": model[2], "AnonHugePages": model[3]}}
+        if len(model) > 5 and model[5] is not None:
             proc["oom_kill"] = {"share_of_trace_pct": model[5]}
+        procs = [proc]
+        if len(model) > 6 and model[6]:
+            procs = [{"pid": 100, "final": {"Anonymous": 64, "AnonHugePages": 0}}, proc]
         rep = {"memcg": {"events": {"oom_kill": model[0]}, "peak_kB": model[4]},
                "work": {c: {"count": n} for c, n in model[1].items()},
-               "processes": [proc]}
+               "processes": procs}
         out += section("limit-replay " + name, json.dumps(rep))
         out += section("limit " + name, kernel)
     out += section("replay-asked prog", json.dumps(asked))
@@ -311,6 +315,22 @@ def limits_compare_kills_counters_and_figures(tmp):
     assert rc == 0, (rc, last)
     assert [x["what"] for x in s[0]["limits"]] == ["OOM-killed", "memory.peak kB"], s[0]["limits"]
     assert last.endswith(", 3 skipped"), last
+
+
+@test
+def a_limit_row_run_through_env_compares_the_program(tmp):
+    """A row run as `env VAR=... PROGRAM` is one process that execs: the
+    replay lists env's image first and the program's after, with the same
+    pid; the program's figures are the ones held against the run."""
+    kern = "rc 0\nevents_oom_kill 0\npeak_kB 114688\nAnonymous 55348\nAnonHugePages 0"
+    lim = {"go-always": ((0, {}, 55772, 0, 114688, None, True), kern)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 0, (rc, last)
+    got = {x["what"]: (x["model"], x["ok"]) for x in s[0]["limits"]}
+    assert got["Anonymous kB"] == (55772, True), s[0]["limits"]
+    lim = {"go-always": ((0, {}, 40000, 0, 114688, None, True), kern)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 1, (rc, last)
 
 
 @test
