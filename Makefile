@@ -73,6 +73,7 @@ PROGS := $(patsubst tests/progs/%.c,$(O)/progs/%,$(wildcard tests/progs/*.c))
 # check-kernels, static (no cgo) as Go builds by default.
 GO ?= $(shell command -v go 2>/dev/null)
 GOPROGS := $(if $(GO),$(O)/progs/gocache)
+GO_CACHE ?= $(abspath $(O))/go-build
 
 # tests/fuzz: the reference model, the differential executor, the generator
 # (tests/fuzz/README.md).  A fuzz target is tests/fuzz/fuzz_NAME.c with a
@@ -99,7 +100,7 @@ $(O)/progs/%: tests/progs/%.c tests/progs/rollup.h
 $(O)/progs/gocache: tests/progs/gocache/main.go
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GO      $@")
-	$(Q)cd tests/progs/gocache && CGO_ENABLED=0 GOCACHE=$(abspath $(O))/go-build \
+	$(Q)cd tests/progs/gocache && CGO_ENABLED=0 GOCACHE=$(GO_CACHE) \
 		GOPATH=$(abspath $(O))/go GOFLAGS=-trimpath $(GO) build -o $(abspath $@) main.go
 
 # V=1 shows the commands
@@ -225,6 +226,7 @@ check-layers:
 # file+0xoffset.
 check-kernels:
 	@$(RUN) static-build $(MAKE) $(CHECK_J) --no-print-directory O=$(O)/static LDFLAGS=-static LIBDW=0 \
+		GO_CACHE=$(GO_CACHE) \
 		PROG_LDFLAGS=-static $(O)/static/thpsim $(O)/static/thpsim-test \
 		$(patsubst $(O)/%,$(O)/static/%,$(PROGS) $(GOPROGS))
 	@$(RUN) summarize python3 tools/kernels/test_summarize.py && \

@@ -495,8 +495,18 @@ def aslr_runs(sec):
         if err:
             problems.append("randomised %s: the replay: %s" % (name, err))
             continue
-        mp = max(pred["processes"], key=lambda p: p["final"]["Anonymous"])
-        rng, files = mp["final"].get("range"), mp.get("file_copies_kB", 0)
+        # several recordings of the program (thpsim replay A B C: a report
+        # per recording under "replays"): the range over all of them
+        bounds = {}
+        for rep in pred.get("replays", [pred]):
+            mp = max(rep["processes"], key=lambda p: p["final"]["Anonymous"])
+            rng, files = mp["final"].get("range"), mp.get("file_copies_kB", 0)
+            for f in ("AnonHugePages", "Anonymous"):
+                lo, hi = (rng[f]["min"], rng[f]["max"]) if rng else (mp["final"][f],) * 2
+                if f == "Anonymous":
+                    lo, hi = lo + files, hi + files
+                old = bounds.get(f, (lo, hi))
+                bounds[f] = (min(old[0], lo), max(old[1], hi))
         runs = {"AnonHugePages": [], "Anonymous": []}
         for i in range(1, 17):
             m, err = load_json(sec, "aslr-run %s %d" % (name, i))
@@ -507,12 +517,7 @@ def aslr_runs(sec):
             for f in runs:
                 runs[f].append(rp[f])
         for f in ("AnonHugePages", "Anonymous"):
-            if rng:
-                lo, hi = rng[f]["min"], rng[f]["max"]
-            else:
-                lo = hi = mp["final"][f]
-            if f == "Anonymous":
-                lo, hi = lo + files, hi + files
+            lo, hi = bounds[f]
             v = sorted(runs[f])
             if not v:
                 continue

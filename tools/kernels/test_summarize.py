@@ -334,6 +334,35 @@ def a_limit_row_run_through_env_compares_the_program(tmp):
 
 
 @test
+def randomised_runs_against_several_recordings(tmp):
+    """A program recorded several times (Go: its own timing varies) is
+    replayed with all its recordings at once; the runs are held against the
+    range over every recording's layouts: a run inside the second
+    recording's range only passes, one above them all fails."""
+    def rep(lo, hi):
+        return {"processes": [{"final": {
+            "Anonymous": lo, "AnonHugePages": 2048,
+            "range": {"Anonymous": {"min": lo, "median": lo, "max": hi},
+                      "AnonHugePages": {"min": 2048, "median": 2048, "max": 4096}}},
+            "file_copies_kB": 0}]}
+    pred = json.dumps({"traces": ["a", "b"], "replays": [rep(20000, 21000), rep(30000, 31000)]})
+
+    def runs(anon):
+        return "".join(section("aslr-run go %d" % (i + 1), json.dumps({"processes": [
+            {"Anonymous": a, "AnonHugePages": 4096}]})) for i, a in enumerate(anon))
+    text = guest([scenario("a", "match")])
+    extra = section("aslr-pred go", pred) + runs([20500] * 8 + [30500] * 8)
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 0 and [(x["lo"], x["hi"]) for x in s[0]["aslr"]] == \
+        [(2048, 4096), (20000, 31000)], (rc, s[0].get("aslr"), last)
+    extra = section("aslr-pred go", pred) + runs([20500] * 8 + [30500] * 7 + [40000])
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 1 and s[0]["aslr"][1]["inside"] == 15, (rc, s[0]["aslr"])
+
+
+@test
 def a_guest_that_stopped_early_fails(tmp):
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], done=False), "-")])
     assert rc == 1, rc
