@@ -483,6 +483,16 @@ struct thps_pageinfo {
 };
 int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out);
 
+/*
+ * Could a folio larger than a page back the VMA at addr, wherever the VMA
+ * lay within 2 MiB?  1 when the settings and the VMA allow a THP or mTHP
+ * order (thp_vma_allowable_orders: enabled, MADV_HUGEPAGE/NOHUGEPAGE, the
+ * process's PR_SET_THP_DISABLE) whose size the VMA is at least; 0 when
+ * not, or when nothing is mapped there.  The same settings make
+ * khugepaged's choice of what it may collapse.
+ */
+int thps_thp_possible(thps_proc *p, uint64_t addr);
+
 /* Describe the VMAs like /proc/PID/maps; calls fn once per VMA. */
 typedef void (*thps_vma_fn)(void *arg, uint64_t start, uint64_t end, int prot, const char *flags);
 int thps_for_each_vma(thps_proc *p, thps_vma_fn fn, void *arg);

@@ -29,10 +29,13 @@ struct bench_record {
 	double limit_ratio[2], limit_on[2], limit_off[2]; /* [0]: never reached, [1]: 256 MiB */
 	uint64_t limit_kills[2], limit_splits[2];
 	/* the read-and-write trace under LAYOUTS_N layouts (thpsim replay's
-	 * default) on every CPU, against LAYOUTS_N replays one after another:
-	 * wall and process CPU seconds, medians, and the CPUs used */
-	double layouts_wall, layouts_cpu, seq_wall, seq_cpu;
-	int layouts_n, layouts_replays, layouts_ncpu;
+	 * default) on every CPU, against one replay per layout one after
+	 * another: wall and process CPU seconds, medians, the replays made and
+	 * the CPUs used; [0] its mapping where the kernel puts it on a 2 MiB
+	 * boundary (no layout can move it), [1] 4 KiB off one (every layout
+	 * is replayed) */
+	double layouts_wall[2], layouts_cpu[2], seq_wall[2], seq_cpu[2];
+	int layouts_n, layouts_replays[2], layouts_made[2], layouts_ncpu;
 	int record_ran;
 	char record_skipped[512];            /* why the overhead was not measured */
 	double bare_s, record_s, perf_s;     /* median wall times */

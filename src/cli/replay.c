@@ -31,11 +31,13 @@ static const char usage_text[] =
 	"  --layouts N: the trace under N address layouts (default " REPLAY_XSTR(REPLAY_LAYOUTS_DEFAULT) "; 1: the recorded one\n"
 	"  alone): the recorded layout, then N-1 drawn from the seed (default 1) as Linux's\n"
 	"  address randomisation would place the heap, the mmap base and the stack; each\n"
-	"  figure that varies is given with its lowest, median and highest.  Where khugepaged\n"
-	"  collapsed something, each layout is also run with khugepaged waking half-way through\n"
-	"  and at the end of its sleep (or of the trace, if shorter) and asleep through the\n"
-	"  trace; --khugepaged-phase MS pins when it first wakes\n"
-	"  after the program's memory registers (0: at once, as on an idle machine).\n"
+	"  figure that varies is given with its lowest, median and highest.  Layouts that cannot\n"
+	"  change the figures (no mapping that could hold a THP is moved within 2 MiB, or only\n"
+	"  the heap is and two heaps fall alike) are not replayed; under a memory limit all are.\n"
+	"  Where khugepaged collapsed something, each layout is also run with khugepaged waking\n"
+	"  half-way through and at the end of its sleep (or of the trace, if shorter) and asleep\n"
+	"  through the trace; --khugepaged-phase MS pins when it first wakes after the\n"
+	"  program's memory registers (0: at once, as on an idle machine).\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";
 

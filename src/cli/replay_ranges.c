@@ -77,6 +77,10 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		fprintf(f, "  (the heap: %d classes of offset give different heaps, each replayed; "
 			   "the median weighs\n  each layout by the share of offsets it stands for)\n",
 			g->heap_classes);
+	if (g->made < g->n)
+		fprintf(f, "  (only the heap's place can change the figures: %d of the %d runs "
+			   "replayed, the others'\n  heaps in the same class as one of them)\n",
+			g->made, g->n);
 	for (int k = 0; k < RANGE_NR_MACHINE; k++) {
 		fprintf(f, "  %-22s ", machine_labels[k]);
 		text_value(f, machine_values(g, k), g->weight, g->n);
@@ -117,6 +121,9 @@ static void json_range(struct json *j, const char *key, const uint64_t *v, const
 	json_end_object(j);
 }
 
+/* REPLAY_REGION_* by bit */
+static const char *const region_names[4] = { "exe", "heap", "mmap", "stack" };
+
 void replay_ranges_json(struct json *j, const struct replay_result *res)
 {
 	const struct replay_ranges *g = res->ranges;
@@ -127,6 +134,18 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 	json_int(j, "asked", g->asked);
 	json_int(j, "run", g->layouts);
 	json_int(j, "replays", g->n);
+	json_int(j, "replays_made", g->made);
+	/* layout 0's probe: the regions whose place within 2 MiB can change
+	 * the figures (null: not probed) */
+	if (g->sensitive >= 0) {
+		json_begin_array(j, "regions_that_matter");
+		for (int b = 0; b < 4; b++)
+			if (g->sensitive & (1 << b))
+				json_string(j, NULL, region_names[b]);
+		json_end_array(j);
+	} else {
+		json_null(j, "regions_that_matter");
+	}
 	json_begin_array(j, "khugepaged_phases_ms");
 	for (int p = 0; p < g->phases; p++)
 		if (g->phase_ms[p] == UINT64_MAX)

@@ -233,6 +233,26 @@ int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out)
 	return 0;
 }
 
+int thps_thp_possible(thps_proc *p, uint64_t addr)
+{
+	struct mm_struct *mm = &p->mm;
+	struct vm_area_struct *vma;
+	int possible = 0;
+
+	mm_lock(mm);
+	vma = addr < TASK_SIZE ? vma_lookup(mm, addr) : NULL;
+	if (vma) {
+		unsigned long orders = thp_vma_allowable_orders(
+			vma, vma->vm_flags, THP_ORDERS_BELOW_PMD | (1UL << HPAGE_PMD_ORDER));
+
+		for (int o = THPS_MTHP_MIN_ORDER; o <= HPAGE_PMD_ORDER && !possible; o++)
+			possible = (orders & (1UL << o)) &&
+				   (PAGE_SIZE << o) <= vma->vm_end - vma->vm_start;
+	}
+	mm_unlock(mm);
+	return possible;
+}
+
 int thps_for_each_vma(thps_proc *p, thps_vma_fn fn, void *arg)
 {
 	struct mm_struct *mm = &p->mm;

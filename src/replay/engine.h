@@ -28,6 +28,9 @@
  * regions from the recorded layout, in bytes; all 0 for the recorded one. */
 struct replay_layout {
 	int on, index;
+	int probe;                   /* layout 0 probed (layout.c, "Layout 0's probe") */
+	int sensitive;               /* the regions (REPLAY_REGION_*) whose shift can matter */
+	uint32_t gen;                /* the probe's count of calls */
 	struct replay_shifts d;
 	int align;                   /* thpsim/anon_thp_align: 0 none, 1 >= 2 MiB, 2 multiples */
 	int crowded_noted;
@@ -147,6 +150,7 @@ void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev);
 void layout_fork(struct replay_mm *parent, struct replay_mm *child);
 void layout_syscall(struct replay *r, struct trace_event *ev);
 void layout_touch(struct replay *r, struct trace_event *ev);
+void layout_probe(struct replay *r, uint64_t addr);
 /* The shift at recorded address a, and the address where it stops. */
 int64_t xlat_at(struct replay_xlat *x, uint64_t a, uint64_t *limit);
 void xlat_free(struct replay_xlat *x);

@@ -57,10 +57,18 @@
 #define MAX_SHIFT ((STEPS_DOWN + 4) * PMD) /* bounds every shift */
 #define STACK_ROOM (128ULL << 20)          /* the stack's growth kept with it */
 #define NON_PIE_BELOW (4ULL << 30)
+#define TAG_EXE REPLAY_REGION_EXE
+#define TAG_BRK REPLAY_REGION_BRK
+#define TAG_MMAP REPLAY_REGION_MMAP
+#define TAG_STACK REPLAY_REGION_STACK
+#define MADV_HUGEPAGE_ADVICE 14
+#define MADV_COLLAPSE_ADVICE 25
 
 struct xlat_ent {
 	uint64_t start, end; /* recorded addresses */
 	int64_t delta;       /* translated = recorded + delta */
+	uint32_t probed;     /* layout 0's probe: the call count when found no THP */
+	uint8_t tag;         /* the region whose shift moves it within 2 MiB (0: none) */
 };
 
 struct replay_xlat {
@@ -197,8 +205,9 @@ static void xlat_clear(struct replay_xlat *x, uint64_t start, uint64_t end)
 	x->hit = 0;
 }
 
-/* [start, end) is translated by delta from now on. */
-static void xlat_set(struct replay_xlat *x, uint64_t start, uint64_t end, int64_t delta)
+/* [start, end) is translated by delta from now on, moved within 2 MiB by
+ * the shift of region tag. */
+static void xlat_set(struct replay_xlat *x, uint64_t start, uint64_t end, int64_t delta, int tag)
 {
 	int i;
 
@@ -209,26 +218,26 @@ static void xlat_set(struct replay_xlat *x, uint64_t start, uint64_t end, int64_
 		return;
 	i = first_above(x, start);
 	/* joins a neighbour with the same shift */
-	if (i > 0 && x->v[i - 1].end == start && x->v[i - 1].delta == delta) {
+	if (i > 0 && x->v[i - 1].end == start && x->v[i - 1].delta == delta && x->v[i - 1].tag == tag) {
 		x->v[i - 1].end = end;
-		if (i < x->n && x->v[i].start == end && x->v[i].delta == delta) {
+		if (i < x->n && x->v[i].start == end && x->v[i].delta == delta && x->v[i].tag == tag) {
 			x->v[i - 1].end = x->v[i].end;
 			memmove(&x->v[i], &x->v[i + 1], (size_t)(x->n - i - 1) * sizeof(*x->v));
 			x->n--;
 		}
 		return;
 	}
-	if (i < x->n && x->v[i].start == end && x->v[i].delta == delta) {
+	if (i < x->n && x->v[i].start == end && x->v[i].delta == delta && x->v[i].tag == tag) {
 		x->v[i].start = start;
 		return;
 	}
 	memmove(&x->v[i + 1], &x->v[i], (size_t)(x->n - i) * sizeof(*x->v));
-	x->v[i] = (struct xlat_ent){ start, end, delta };
+	x->v[i] = (struct xlat_ent){ start, end, delta, 0, (uint8_t)tag };
 	x->n++;
 }
 
 /* Fill the parts of [start, end) no entry holds. */
-static void xlat_fill(struct replay_xlat *x, uint64_t start, uint64_t end, int64_t delta)
+static void xlat_fill(struct replay_xlat *x, uint64_t start, uint64_t end, int64_t delta, int tag)
 {
 	uint64_t a = start;
 
@@ -237,7 +246,7 @@ static void xlat_fill(struct replay_xlat *x, uint64_t start, uint64_t end, int64
 		uint64_t stop = i < x->n && x->v[i].start < end ? x->v[i].start : end;
 
 		if (stop > a)
-			xlat_set(x, a, stop, delta);
+			xlat_set(x, a, stop, delta, tag);
 		if (i >= x->n || x->v[i].start >= end)
 			break;
 		a = x->v[i].end;
@@ -265,6 +274,28 @@ int64_t xlat_at(struct replay_xlat *x, uint64_t a, uint64_t *limit)
 	if (i > 0)
 		return x->v[i - 1].delta;
 	return i < x->n ? x->v[i].delta : 0;
+}
+
+/* The entry whose shift applies at recorded address a (as xlat_at
+ * chooses it), or -1 when the table is empty. */
+static int xlat_index(struct replay_xlat *x, uint64_t a)
+{
+	int i;
+
+	if (x->hit < x->n && x->v[x->hit].start <= a && a < x->v[x->hit].end)
+		return x->hit;
+	i = first_above(x, a);
+	if (i < x->n && x->v[i].start <= a)
+		return i;
+	return i > 0 ? i - 1 : i < x->n ? i : -1;
+}
+
+/* The region tag at recorded address a. */
+static int xlat_tag(struct replay_xlat *x, uint64_t a)
+{
+	int i = xlat_index(x, a);
+
+	return i < 0 ? 0 : x->v[i].tag;
 }
 
 /* Is [s, e), translated, clear of every entry's translated range? */
@@ -313,6 +344,8 @@ static int64_t place(struct replay *r, struct replay_xlat *x, uint64_t at, uint6
 {
 	uint64_t first = at + (uint64_t)r->layout.d.mmap, want;
 
+	if (r->layout.probe)
+		return 0; /* layout 0 probed: the recorded place */
 	len = PAGE_UP(len);
 	if (align)
 		first = (first + PMD - 1) & ~(PMD - 1);
@@ -357,23 +390,28 @@ void layout_fork(struct replay_mm *parent, struct replay_mm *child)
 void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev)
 {
 	int64_t d;
+	int tag;
 
 	if (!mm->xlat || ev->addr + ev->len > (1ULL << 47))
 		return;
 	if (ev->kind == TRACE_VMA_HEAP) {
 		d = mm->brk_delta;
+		tag = TAG_BRK;
 		if (ev->addr + ev->len > mm->heap_end_rec)
 			mm->heap_end_rec = ev->addr + ev->len;
 	} else if (ev->kind == TRACE_VMA_STACK) {
 		d = r->layout.d.stack;
+		tag = TAG_STACK;
 	} else if (mm->start_brk_rec && ev->addr < mm->start_brk_rec) {
 		d = mm->exe_delta;
+		tag = mm->start_brk_rec < NON_PIE_BELOW ? 0 : TAG_EXE;
 	} else {
 		d = r->layout.d.mmap;
+		tag = TAG_MMAP;
 	}
-	xlat_set(mm->xlat, ev->addr, ev->addr + ev->len, d);
+	xlat_set(mm->xlat, ev->addr, ev->addr + ev->len, d, tag);
 	if (ev->kind == TRACE_VMA_STACK && ev->addr > STACK_ROOM)
-		xlat_fill(mm->xlat, ev->addr - STACK_ROOM, ev->addr, d);
+		xlat_fill(mm->xlat, ev->addr - STACK_ROOM, ev->addr, d, tag);
 	ev->addr += (uint64_t)d;
 }
 
@@ -382,6 +420,41 @@ void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev)
 static void syscall_one(struct replay *r, struct trace_event *e)
 {
 	replay_syscall(r, e);
+}
+
+/*
+ * Layout 0's probe (replay_opts.layout_probe): the recorded layout, each
+ * entry of the table tagged with the region whose shift would move it
+ * within 2 MiB (exe, brk, mmap, stack; none for what the kernel puts on a
+ * 2 MiB boundary in every layout, or what stays where it was recorded).
+ * A fault or a kernel touch in a tagged entry whose VMA could hold a folio
+ * larger than a page (thps_thp_possible) makes the region's shift one that
+ * can change the figures (layout.sensitive), and so does MADV_HUGEPAGE or
+ * MADV_COLLAPSE on it.  Each entry is asked once between two calls (a
+ * call can change what its VMA allows).  What no shift can change, no
+ * other layout is run for (ranges.c).  Page tables, of which a shift can
+ * add or save one per mapping, are not counted as a change.
+ */
+static void probe_at(struct replay *r, struct replay_mm *mm, uint64_t a, int always)
+{
+	int i = xlat_index(mm->xlat, a);
+	struct xlat_ent *e;
+
+	if (i < 0)
+		return;
+	e = &mm->xlat->v[i];
+	if (!(e->tag & ~r->layout.sensitive) || e->probed == r->layout.gen)
+		return;
+	if (always || thps_thp_possible(mm->proc, a))
+		r->layout.sensitive |= e->tag;
+	else
+		e->probed = r->layout.gen;
+}
+
+void layout_probe(struct replay *r, uint64_t a)
+{
+	if (r->cur && r->cur->xlat && r->cur->proc)
+		probe_at(r, r->cur, a, 0);
 }
 
 static void touch_one(struct replay *r, struct trace_event *e)
@@ -414,6 +487,13 @@ static void by_pieces(struct replay *r, struct replay_mm *mm, const struct trace
 		memcpy(e, ev, offsetof(struct trace_event, name));
 		e->args[0] = a + (uint64_t)d;
 		e->args[1] = limit - a;
+		if (__builtin_expect(r->layout.probe, 0) && mm->proc) {
+			if (make == touch_one)
+				probe_at(r, mm, a, 0);
+			else if (ev->nr == LINUX_NR_madvise && (ev->args[2] == MADV_HUGEPAGE_ADVICE ||
+								ev->args[2] == MADV_COLLAPSE_ADVICE))
+				probe_at(r, mm, a, 1);
+		}
 		if (pieces++)
 			r->res->syscalls--; /* one call, made in pieces */
 		make(r, e);
@@ -427,22 +507,27 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, struct trace_event 
 	int flags = (int)ev->args[3];
 	int anon = (flags & LINUX_MAP_ANONYMOUS) && (flags & LINUX_MAP_TYPE) == LINUX_MAP_PRIVATE;
 	int64_t d;
+	int tag;
 
 	if (call_failed(ev))
 		return;
 	if (flags & (LINUX_MAP_FIXED | LINUX_MAP_FIXED_NOREPLACE)) {
 		d = xlat_at(mm->xlat, at, &limit); /* where the program's range went */
-		xlat_fill(mm->xlat, at, at + len, d);
+		xlat_fill(mm->xlat, at, at + len, d, xlat_tag(mm->xlat, at));
 	} else if (ev->args[0] && (ev->args[0] & ~(PAGE - 1)) == at) {
 		/* the kernel took the hint: inside or beside a range the
 		 * program has, it moves with it; in free space, it stays */
 		int i = first_above(mm->xlat, at ? at - 1 : 0);
+		int near = i < mm->xlat->n && mm->xlat->v[i].start <= at + len;
 
-		d = i < mm->xlat->n && mm->xlat->v[i].start <= at + len ? mm->xlat->v[i].delta : 0;
-		xlat_set(mm->xlat, at, at + len, d);
+		d = near ? mm->xlat->v[i].delta : 0;
+		xlat_set(mm->xlat, at, at + len, d, near ? mm->xlat->v[i].tag : 0);
 	} else {
-		d = place(r, mm->xlat, at, len, !ev->args[0] && aligned_by_kernel(r, len, anon));
-		xlat_set(mm->xlat, at, at + len, d);
+		int align = !ev->args[0] && aligned_by_kernel(r, len, anon);
+
+		d = place(r, mm->xlat, at, len, align);
+		tag = align && !(at & (PMD - 1)) ? 0 : TAG_MMAP;
+		xlat_set(mm->xlat, at, at + len, d, tag);
 	}
 	ev->ret += d;
 	if (flags & (LINUX_MAP_FIXED | LINUX_MAP_FIXED_NOREPLACE))
@@ -455,19 +540,25 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, struct trace_even
 	uint64_t to = (uint64_t)ev->ret, limit;
 	int flags = (int)ev->args[3];
 	int64_t d_old = xlat_at(mm->xlat, old, &limit), d_new;
+	int tag;
 
 	if (call_failed(ev))
 		return;
-	if (to == old)
+	if (to == old) {
 		d_new = d_old;
-	else if (flags & 2) /* MREMAP_FIXED: where the program said */
+		tag = xlat_tag(mm->xlat, old);
+	} else if (flags & 2) { /* MREMAP_FIXED: where the program said */
 		d_new = xlat_at(mm->xlat, to, &limit);
-	else
-		d_new = place(r, mm->xlat, to, new_len,
-			      !foreign_is(mm, old + (uint64_t)d_old) && aligned_by_kernel(r, new_len, 1));
+		tag = xlat_tag(mm->xlat, to);
+	} else {
+		int align = !foreign_is(mm, old + (uint64_t)d_old) && aligned_by_kernel(r, new_len, 1);
+
+		d_new = place(r, mm->xlat, to, new_len, align);
+		tag = align && !(to & (PMD - 1)) ? 0 : TAG_MMAP;
+	}
 	if (!(flags & 4)) /* without MREMAP_DONTUNMAP the old range goes */
 		xlat_clear(mm->xlat, old, old + old_len);
-	xlat_set(mm->xlat, to, to + new_len, d_new);
+	xlat_set(mm->xlat, to, to + new_len, d_new, tag);
 	ev->args[0] += (uint64_t)d_old;
 	ev->ret += d_new;
 	if (flags & 2)
@@ -482,6 +573,7 @@ void layout_syscall(struct replay *r, struct trace_event *ev)
 		replay_syscall(r, ev);
 		return;
 	}
+	r->layout.gen++; /* what a VMA allows may change */
 	switch (ev->nr) {
 	case LINUX_NR_mmap:
 		sys_mmap(r, mm, ev);
@@ -495,7 +587,7 @@ void layout_syscall(struct replay *r, struct trace_event *ev)
 		if (ev->ret > 0) {
 			if (ev->args[0] && PAGE_UP((uint64_t)ev->ret) > mm->heap_end_rec) {
 				xlat_set(mm->xlat, mm->heap_end_rec, PAGE_UP((uint64_t)ev->ret),
-					 mm->brk_delta);
+					 mm->brk_delta, TAG_BRK);
 				mm->heap_end_rec = PAGE_UP((uint64_t)ev->ret);
 			}
 			ev->ret += mm->brk_delta;
@@ -534,6 +626,10 @@ void layout_begin(struct replay *r, uint64_t seed, int k)
 	char v[32] = "";
 
 	layout_draw(seed, k, r->o->heap_chosen ? r->o->heap_shift : -1, &r->layout);
+	if (!k && r->o->layout_probe) {
+		r->layout.probe = r->layout.on = 1; /* every shift 0 */
+		r->layout.gen = 1;
+	}
 	thps_knob_get(r->m, "thpsim/anon_thp_align", v, sizeof(v));
 	r->layout.align = !strcmp(v, "pmd-or-larger") ? 1 : !strcmp(v, "pmd-multiple") ? 2 : 0;
 }

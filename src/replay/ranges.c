@@ -248,6 +248,56 @@ static void take(struct replay_ranges *g, int k, const struct replay_result *r)
 	}
 }
 
+/*
+ * Under a memory limit, or a machine given its free blocks, a page table
+ * more or less (which a shift can make, a page per mapping) can decide a
+ * fallback or a kill: there every layout is run whatever the probe found.
+ */
+static int under_pressure(const struct replay_opts *o, const struct replay_result *res)
+{
+	return res->limited || o->nfree_blocks > 0;
+}
+
+/*
+ * Where layout 0's probe found that only the heap's shift can change the
+ * figures: a layout whose heap falls in the class of an earlier one's
+ * gives that one's figures, phase for phase, and is not run.
+ */
+static void same_heap_plan(const struct replay_opts *o, const struct replay_result *res,
+			   struct replay_ranges *g)
+{
+	int first[HEAP_OFFSETS];
+
+	if (res->layout_sensitive != REPLAY_REGION_BRK || !g->heap_classes || under_pressure(o, res) ||
+	    !(g->same_as = malloc((size_t)g->n * sizeof(int))))
+		return;
+	for (int c = 0; c < HEAP_OFFSETS; c++)
+		first[c] = -1;
+	for (int l = 0; l < g->layouts; l++) {
+		int64_t sh = l ? g->heap_shift[l] : 0;
+		int c = sh < 0 ? -1 : heap_class(res->heap_breaks, (int)(sh / 4096));
+
+		for (int p = 0; p < g->phases; p++)
+			g->same_as[l * g->phases + p] =
+				c >= 0 && first[c] >= 0 ? first[c] * g->phases + p : -1;
+		if (c >= 0 && first[c] < 0)
+			first[c] = l;
+	}
+}
+
+/* Run k's figures are run src's. */
+static void take_same(struct replay_ranges *g, int k, int src)
+{
+	for (int f = 0; f < RANGE_NR_MACHINE; f++)
+		g->machine[(size_t)f * g->n + k] = g->machine[(size_t)f * g->n + src];
+	for (int i = 0; i < g->nmms; i++) {
+		uint64_t *v = g->mm + (size_t)i * RANGE_NR_MM * g->n;
+
+		for (int f = 0; f < RANGE_NR_MM; f++)
+			v[(size_t)f * g->n + k] = v[(size_t)f * g->n + src];
+	}
+}
+
 /* Why the figures cannot depend on the layout ("" when they can). */
 static void layout_fixed(const struct replay_opts *o, const struct replay_result *res, char *why,
 			 size_t len)
@@ -260,8 +310,8 @@ static void layout_fixed(const struct replay_opts *o, const struct replay_result
 		snprintf(why, len, "every process ran THP-disabled (--as-recorded)");
 		return;
 	}
-	if (res->madv_collapse_calls)
-		return;
+	if (res->madv_collapse_calls) /* which ignores enabled; the probe sees it */
+		goto probed;
 	for (int i = 0; i < res->nknobs; i++)
 		if (!strcmp(res->knob_name[i], "transparent_hugepage/enabled"))
 			pmd = res->knob_value[i];
@@ -279,11 +329,18 @@ static void layout_fixed(const struct replay_opts *o, const struct replay_result
 		madvise |= !strcmp(v, "madvise");
 	}
 	if (always)
-		return;
+		goto probed;
 	if (!madvise)
 		snprintf(why, len, "every THP size is never: no page can be in a THP");
 	else if (!res->madv_hugepage_calls)
 		snprintf(why, len, "THP only on MADV_HUGEPAGE, which the program never asked for");
+	if (*why)
+		return;
+probed:
+	if (!res->layout_sensitive && !under_pressure(o, res))
+		snprintf(why, len, "no fault or MADV_COLLAPSE fell where a THP could be in a mapping that a layout "
+				   "moves within 2 MiB (the kernel puts it on a 2 MiB boundary, or it "
+				   "stays where the program put it, or it is smaller than a THP)");
 }
 
 struct job {
@@ -311,6 +368,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (k >= j->g->n)
 			return NULL;
+		if (j->g->same_as && j->g->same_as[k] >= 0)
+			continue; /* its figures are another run's */
 		heap = j->g->heap_shift[k / j->g->phases];
 		o.heap_chosen = heap >= 0;
 		o.heap_shift = heap;
@@ -355,6 +414,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	int e;
 
 	o0.layout = 0;
+	o0.layout_probe = (o->layouts > 0 ? o->layouts : REPLAY_LAYOUTS_DEFAULT) > 1;
 	e = replay_run(path, &o0, res, err, errlen);
 	if (e)
 		return e;
@@ -364,6 +424,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	res->ranges = g;
 	g->asked = o->layouts > 0 ? o->layouts : REPLAY_LAYOUTS_DEFAULT;
 	g->seed = o->layout_seed;
+	g->sensitive = res->layout_sensitive;
 	layout_fixed(o, res, g->fixed, sizeof(g->fixed));
 	g->layouts = g->fixed[0] ? 1 : g->asked;
 	phase_plan(o, res, g); /* with --layouts 1 too: the phase is not the layout */
@@ -391,8 +452,10 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 
 		if (nth > g->n - 1)
 			nth = g->n - 1;
-		if (g->layouts > 1)
+		if (g->layouts > 1) {
 			heap_plan(res, g, g->heap_shift, wl);
+			same_heap_plan(o, res, g);
+		}
 		for (int t = 1; t < nth; t++)
 			started += !pthread_create(&th[started], NULL, worker, &j);
 		worker(&j);
@@ -405,6 +468,12 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 			return -EIO;
 		}
 	}
+	g->made = g->n;
+	for (int k = 0; g->same_as && k < g->n; k++)
+		if (g->same_as[k] >= 0) {
+			take_same(g, k, g->same_as[k]);
+			g->made--;
+		}
 	for (int k = 0; k < g->n; k++)
 		g->weight[k] = wl[k / g->phases] / g->phases;
 	free(wl);
@@ -460,6 +529,7 @@ void replay_ranges_free(struct replay_ranges *g)
 		free(g->mm);
 		free(g->weight);
 		free(g->heap_shift);
+		free(g->same_as);
 		free(g);
 	}
 }

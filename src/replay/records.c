@@ -144,7 +144,7 @@ void replay_heap_break(struct replay *r, uint64_t b)
 {
 	uint64_t page = (b + 4095) / 4096 % REPLAY_HEAP_OFFSETS; /* its page within 2 MiB */
 
-	if (!r->layout.on) /* the recorded addresses */
+	if (!r->layout.on || r->layout.probe) /* the recorded addresses */
 		r->res->heap_breaks[(REPLAY_HEAP_OFFSETS - page) % REPLAY_HEAP_OFFSETS] = 1;
 }
 

@@ -359,8 +359,11 @@ static inline void replay_faults(struct replay *r, struct trace_reader *tr, stru
 
 	if (__builtin_expect(ev->pid != r->cur_pid, 0))
 		select_task(r, ev->pid);
-	if (__builtin_expect(r->layout.on, 0) && r->cur && r->cur->xlat)
+	if (__builtin_expect(r->layout.on, 0) && r->cur && r->cur->xlat) {
 		ev->addr += (uint64_t)xlat_at(r->cur->xlat, rec, &limit);
+		if (r->layout.probe)
+			layout_probe(r, rec);
+	}
 	replay_fault(r, ev);
 	if (r->cur && tr->nrecords < r->next_sample) {
 		/* the faults that follow join the run as replay_fault would
@@ -466,6 +469,7 @@ static void replay_end(struct replay *r, struct trace_reader *tr, int e)
 	}
 	res->records = tr->nrecords;
 	res->faults = tr->nfaults;
+	res->layout_sensitive = r->layout.probe ? r->layout.sensitive : -1;
 	res->duration_ns = tr->time_ns;
 	timers_run(r, tr->time_ns);
 	r->now_ns = tr->time_ns;

@@ -257,6 +257,12 @@ struct replay_mm {
 	uint64_t start_brk_rec, heap_end_rec;
 };
 
+/* The regions of an address layout (layout.c). */
+#define REPLAY_REGION_EXE 1   /* the executable's mappings and its bss */
+#define REPLAY_REGION_BRK 2   /* the heap */
+#define REPLAY_REGION_MMAP 4  /* what mmap and mremap placed, ld.so, the vdso */
+#define REPLAY_REGION_STACK 8 /* the main stack */
+
 struct replay_opts {
 	/* knobs, applied after the recording machine's settings (unless
 	 * no_trace_knobs) */
@@ -285,6 +291,8 @@ struct replay_opts {
 	int heap_chosen;          /* under layout > 0, the heap's shift is heap_shift (mod
 				     2 MiB), not the drawn one (ranges.c chooses it) */
 	int64_t heap_shift;
+	int layout_probe;         /* under layout 0: find which regions' shifts can change
+				     the figures (result's layout_sensitive; layout.c) */
 	/* the memory cgroup (--memory-max, --memory-high; bytes,
 	 * THPS_MEMCG_NOLIMIT for none): with limit_set these, else the
 	 * recorded program's own cgroup limits from the trace header, unless
@@ -370,6 +378,9 @@ struct replay_result {
 	uint64_t work_seen_ns;
 	uint64_t records, faults, syscalls, lost_events, duration_ns;
 	uint64_t madv_hugepage_calls, madv_collapse_calls; /* made in the model */
+	/* with layout_probe: the regions (REPLAY_REGION_*) whose shift within
+	 * 2 MiB can change the figures; -1: not probed */
+	int layout_sensitive;
 	/* under the recorded layout: the heap shifts (pages within 2 MiB) that
 	 * put a recorded heap boundary (an exec's start of the heap, a break
 	 * brk set) on a 2 MiB boundary (ranges.c's classes of heap offset) */
@@ -464,6 +475,12 @@ struct replay_ranges {
 	struct replay_series *overall; /* [n]: each run's machine series over time
 				    (run 0's is the result's own: empty here) */
 	double seconds;          /* wall time of all the layouts */
+	int *same_as;            /* [n]: -1, or the run whose figures run k's are: no
+				    shift of it can change them (its heap in the same class,
+				    and no other region's shift matters) */
+	int made;                /* runs made (n less those that are the same as another) */
+	int sensitive;           /* layout 0's probe: the regions (REPLAY_REGION_*) whose
+				    place within 2 MiB can change the figures; -1: not probed */
 };
 #define REPLAY_LAYOUTS_DEFAULT 16 /* --layouts: the default count and the most */
 #define REPLAY_LAYOUTS_MAX 1024

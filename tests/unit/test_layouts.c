@@ -104,23 +104,36 @@ static uint64_t brk_expected_kb(uint64_t heap)
 	return n * 2048;
 }
 
-TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
+/* The trace of that heap, under madvise, at P; tick_ns: a jump every
+ * tick_ns of trace time and the exit at 200 ms (0: no time). */
+static void brk_trace(const char *tag, uint64_t heap, uint64_t tick_ns)
 {
-	const uint64_t heap = 0x555555659000ULL; /* a PIE's heap, 356 KiB into a block */
-	uint64_t brk = heap, seen_lo = UINT64_MAX, seen_hi = 0;
+	uint64_t brk = heap;
 
-	lbegin("brk", "madvise", heap);
+	lbegin(tag, "madvise", heap);
 	lsys(12, (int64_t)heap, 0, 0, 0, 0);
 	for (size_t j = 0; j < NJUMPS; j++) {
 		uint64_t from = (brk + PAGE - 1) & ~(PAGE - 1);
 
+		if (tick_ns)
+			trace_write_time(&W, (j + 1) * tick_ns, 0);
 		lsys(12, (int64_t)(brk + jumps[j]), brk + jumps[j], 0, 0, 0);
 		lsys(28, 0, from, brk + jumps[j] - from, 14 /* MADV_HUGEPAGE */, 0);
 		lwrite(brk, jumps[j]);
 		brk += jumps[j];
 	}
+	if (tick_ns)
+		trace_write_time(&W, 200000000ULL, 0);
 	trace_write_exit(&W, 0);
 	ASSERT_OK(trace_writer_close(&W));
+}
+
+TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
+{
+	const uint64_t heap = 0x555555659000ULL; /* a PIE's heap, 356 KiB into a block */
+	uint64_t seen_lo = UINT64_MAX, seen_hi = 0;
+
+	brk_trace("brk", heap, 0);
 	for (int k = 0; k < NLAYOUTS; k++) {
 		struct replay_result r;
 		struct replay_shifts d;
@@ -154,27 +167,15 @@ TEST(layouts_band_over_time_spans_the_layouts)
 	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1,
 				 .layout_seed = SEED, .layouts = NLAYOUTS };
 	struct replay_result r;
-	uint64_t brk = heap, lo, hi, v[3];
+	uint64_t lo, hi, v[3];
 	char err[1024];
 
-	lbegin("band", "madvise", heap);
-	lsys(12, (int64_t)heap, 0, 0, 0, 0);
-	for (size_t j = 0; j < NJUMPS; j++) {
-		uint64_t from = (brk + PAGE - 1) & ~(PAGE - 1);
-
-		trace_write_time(&W, (j + 1) * 10000000ULL, 0);
-		lsys(12, (int64_t)(brk + jumps[j]), brk + jumps[j], 0, 0, 0);
-		lsys(28, 0, from, brk + jumps[j] - from, 14 /* MADV_HUGEPAGE */, 0);
-		lwrite(brk, jumps[j]);
-		brk += jumps[j];
-	}
-	trace_write_time(&W, 200000000ULL, 0);
-	trace_write_exit(&W, 0);
-	ASSERT_OK(trace_writer_close(&W));
+	brk_trace("band", heap, 10000000ULL);
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && r.ranges->overall);
-	for (int k = 1; k < NLAYOUTS; k++)
-		ASSERT(r.ranges->overall[k].n > 0);
+	for (int k = 1; k < NLAYOUTS; k++) /* a run not made is another's copy */
+		ASSERT(r.ranges->overall[k].n > 0 ||
+		       (r.ranges->same_as && r.ranges->same_as[k] >= 0));
 	for (int i = 0; i < r.overall.n; i++) {
 		const struct replay_point *pt = &r.overall.p[i];
 
@@ -328,9 +329,13 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 	trace_write_exit(&W, 0);
 	ASSERT_OK(trace_writer_close(&W));
 
+	/* the 4 MiB mapping, a 2 MiB multiple recorded on a 2 MiB boundary,
+	 * is on one in every layout (6.12+'s alignment, the default profile's):
+	 * no layout can change the figures, so one is run, under each phase */
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 2); /* layout 0: at once */
-	ASSERT(r.ranges && r.ranges->phases == 4 && r.ranges->n == 16);
+	ASSERT(r.ranges && r.ranges->phases == 4 && r.ranges->layouts == 1 && r.ranges->n == 4);
+	ASSERT(r.ranges->fixed[0] && r.ranges->sensitive == 0);
 	ASSERT_EQ(r.ranges->phase_ms[1], 1500);
 	ASSERT_EQ(r.ranges->phase_ms[2], 2999);
 	ASSERT_EQ(r.ranges->phase_ms[3], UINT64_MAX);
@@ -347,11 +352,104 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 	o.khugepaged_phase_ms = 2000;
 	o.khugepaged_phase_pinned = 1;
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
-	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 4);
+	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 1);
 	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
 		      r.ranges->n, s);
 	ASSERT_EQ(s[0], 2);
 	ASSERT_EQ(s[2], 2);
+	replay_result_free(&r);
+	unlink(P);
+}
+
+/*
+ * Layout 0's probe.  The 4 MiB mapping 4 KiB past a boundary, written,
+ * under always: with 6.12's alignment every other layout puts it on a
+ * boundary, so its region (mmap) matters and every layout is run; with
+ * the mapping recorded on a boundary and the heap untouched, none matters
+ * and one layout is run, but under a memory limit every one.
+ */
+TEST(layouts_probe_finds_the_regions_that_matter)
+{
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1, .layout_seed = SEED,
+				 .layouts = NLAYOUTS };
+	struct replay_result r;
+	char err[1024];
+
+	for (int aligned = 0; aligned < 2; aligned++) {
+		const uint64_t at = aligned ? 0x7f0000200000ULL : 0x7f0000201000ULL;
+
+		lbegin("probe", "always", 0x555555659000ULL);
+		lsys(9, (int64_t)at, 0, MB(4), RW, ANON_PRIVATE);
+		lwrite(at, MB(4));
+		trace_write_exit(&W, 0);
+		ASSERT_OK(trace_writer_close(&W));
+		ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+		ASSERT(r.ranges);
+		if (aligned) {
+			ASSERT_EQ(r.ranges->sensitive, 0);
+			ASSERT(r.ranges->n == 1 && r.ranges->fixed[0]);
+		} else {
+			ASSERT_EQ(r.ranges->sensitive, REPLAY_REGION_MMAP);
+			ASSERT(r.ranges->n == NLAYOUTS && !r.ranges->fixed[0]);
+			ASSERT_EQ(r.ranges->made, NLAYOUTS);
+		}
+		replay_result_free(&r);
+		/* under a memory limit a page table more or less (which a shift
+		 * can make) may decide a fallback or a kill: every layout is run */
+		o.limit_set = 1;
+		o.memory_max = 1ULL << 30;
+		o.memory_high = THPS_MEMCG_NOLIMIT;
+		ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+		ASSERT(r.ranges && r.ranges->n == NLAYOUTS && r.ranges->made == NLAYOUTS);
+		replay_result_free(&r);
+		o.limit_set = 0;
+		unlink(P);
+	}
+}
+
+/*
+ * Where only the heap's place matters (the brk heap of the first test,
+ * MADV_HUGEPAGE on each jump), a layout whose heap falls in the class of
+ * an earlier one's is not run but given that one's figures.  Each such
+ * layout replayed alone gives exactly the figures it was given.
+ */
+TEST(layouts_the_same_heap_class_is_replayed_once)
+{
+	const uint64_t heap = 0x555555659000ULL;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1,
+				 .layout_seed = SEED, .layouts = NLAYOUTS };
+	struct replay_result r;
+	int copies = 0;
+	char err[1024];
+
+	brk_trace("same-heap", heap, 0);
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && r.ranges->phases == 1);
+	ASSERT_EQ(r.ranges->sensitive, REPLAY_REGION_BRK);
+	ASSERT(r.ranges->same_as && r.ranges->heap_classes > 0);
+	for (int k = 1; k < NLAYOUTS; k++) {
+		struct replay_opts ok = o;
+		struct replay_result one;
+		int src = r.ranges->same_as[k];
+
+		if (src < 0)
+			continue;
+		copies++;
+		ASSERT(src < k && r.ranges->same_as[src] < 0);
+		ok.layout = k;
+		ok.heap_chosen = r.ranges->heap_shift[k] >= 0;
+		ok.heap_shift = r.ranges->heap_shift[k];
+		ASSERT_OK(replay_run(P, &ok, &one, err, sizeof(err)));
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_final_AnonHugePages * NLAYOUTS + k],
+			  one.final_meminfo[THPS_MEM_AnonHugePages]);
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_final_AnonPages * NLAYOUTS + k],
+			  one.final_meminfo[THPS_MEM_AnonPages]);
+		ASSERT_EQ(one.mms[one.nmms - 1]->final[THPS_PROC_AnonHugePages],
+			  brk_expected_kb(heap + (uint64_t)r.ranges->heap_shift[k] % HPAGE));
+		replay_result_free(&one);
+	}
+	ASSERT(copies > 0);
+	ASSERT_EQ(r.ranges->made, NLAYOUTS - copies);
 	replay_result_free(&r);
 	unlink(P);
 }
