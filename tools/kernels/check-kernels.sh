@@ -31,7 +31,9 @@
 # apt configuration of its own: this machine's apt sources and lists are
 # never changed), KERNEL_JOBS (guests booted at once, default 1),
 # KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
-# (install nothing),
+# (install nothing), KERNEL_EXTRA=SCRIPT (a measurement by hand: each guest
+# runs SCRIPT alone, with KERNEL_SMP vCPUs, default 1, and its output is
+# printed instead of the checks),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
 set -uo pipefail
 
@@ -51,6 +53,8 @@ KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 QEMU=${QEMU:-qemu-system-x86_64}
 KERNELS_INSTALL=${KERNELS_INSTALL:-1}
+KERNEL_EXTRA=${KERNEL_EXTRA:-}
+KERNEL_SMP=${KERNEL_SMP:-1}
 
 rm -rf "$OUT"
 mkdir -p "$OUT" "$LOGS"
@@ -253,6 +257,10 @@ if [ -x /usr/bin/python3 ]; then
 	mkdir -p "$ROOT$pylib/lib-dynload"
 fi
 cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$ROOT/"
+rm -f "$ROOT/extra"
+if [ -n "$KERNEL_EXTRA" ]; then
+	cp "$KERNEL_EXTRA" "$ROOT/extra" || exit 2
+fi
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"
 
@@ -271,7 +279,7 @@ initramfs() {
 boot() {
 	local n=$1 pat=$2 pkg=$3 ver=$4 dir=$5 rel=$6 t0 rc secs status=ran why=-
 	t0=$(date +%s.%N)
-	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp 1 -nographic -no-reboot \
+	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp "$KERNEL_SMP" -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \
 		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
 		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \
@@ -316,4 +324,11 @@ wait
 for i in $(seq 1 "$n"); do
 	cat "$OUT/row.$i" >> "$RUNS"
 done
+if [ -n "$KERNEL_EXTRA" ]; then # by hand: the script's output, no checks
+	for f in "$OUT"/*.results; do
+		echo "== ${f##*/}"
+		sed -n '/^@@THPSIM-BEGIN extra@@/,/^@@THPSIM-END extra/p' "$f"
+	done
+	exit 0
+fi
 summarize
