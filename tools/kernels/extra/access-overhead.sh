@@ -12,7 +12,7 @@
 # seconds bare, then record and record --access in turns, RUNS of each;
 # prints each time, the medians and their ratio.
 RUN_S=${RUN_S:-4}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-9}
 prog=/progs/hotcold
 now() { cut -d' ' -f1 /proc/uptime; }
 timed() { # COMMAND...: seconds
