@@ -57,12 +57,6 @@
 #define MAX_SHIFT ((STEPS_DOWN + 4) * PMD) /* bounds every shift */
 #define STACK_ROOM (128ULL << 20)          /* the stack's growth kept with it */
 #define NON_PIE_BELOW (4ULL << 30)
-#define TAG_EXE REPLAY_REGION_EXE
-#define TAG_BRK REPLAY_REGION_BRK
-#define TAG_MMAP REPLAY_REGION_MMAP
-#define TAG_STACK REPLAY_REGION_STACK
-#define MADV_HUGEPAGE_ADVICE 14
-#define MADV_COLLAPSE_ADVICE 25
 
 struct xlat_ent {
 	uint64_t start, end; /* recorded addresses */
@@ -253,31 +247,9 @@ static void xlat_fill(struct replay_xlat *x, uint64_t start, uint64_t end, int64
 	}
 }
 
-/* The shift at recorded address a, and where it stops applying (*limit):
- * an entry's own; in a gap, its nearest neighbour's (below, else above;
- * none: 0), up to the next entry. */
-int64_t xlat_at(struct replay_xlat *x, uint64_t a, uint64_t *limit)
-{
-	int i;
-
-	if (x->hit < x->n && x->v[x->hit].start <= a && a < x->v[x->hit].end) {
-		*limit = x->v[x->hit].end;
-		return x->v[x->hit].delta;
-	}
-	i = first_above(x, a);
-	if (i < x->n && x->v[i].start <= a) {
-		x->hit = i;
-		*limit = x->v[i].end;
-		return x->v[i].delta;
-	}
-	*limit = i < x->n ? x->v[i].start : UINT64_MAX;
-	if (i > 0)
-		return x->v[i - 1].delta;
-	return i < x->n ? x->v[i].delta : 0;
-}
-
-/* The entry whose shift applies at recorded address a (as xlat_at
- * chooses it), or -1 when the table is empty. */
+/* The entry whose shift applies at recorded address a: the one holding
+ * it (kept as the next lookup's first guess); in a gap, its nearest
+ * neighbour (below, else above); -1 when the table is empty. */
 static int xlat_index(struct replay_xlat *x, uint64_t a)
 {
 	int i;
@@ -286,8 +258,28 @@ static int xlat_index(struct replay_xlat *x, uint64_t a)
 		return x->hit;
 	i = first_above(x, a);
 	if (i < x->n && x->v[i].start <= a)
-		return i;
+		return x->hit = i;
 	return i > 0 ? i - 1 : i < x->n ? i : -1;
+}
+
+/* The shift at recorded address a (xlat_index's entry's; none: 0), and
+ * where it stops applying (*limit): the entry's end, or in a gap the next
+ * entry's start. */
+int64_t xlat_at(struct replay_xlat *x, uint64_t a, uint64_t *limit)
+{
+	int i = xlat_index(x, a);
+
+	if (i < 0) {
+		*limit = UINT64_MAX;
+		return 0;
+	}
+	if (x->v[i].start <= a && a < x->v[i].end)
+		*limit = x->v[i].end;
+	else if (x->v[i].start > a) /* the neighbour above: the gap ends there */
+		*limit = x->v[i].start;
+	else
+		*limit = i + 1 < x->n ? x->v[i + 1].start : UINT64_MAX;
+	return x->v[i].delta;
 }
 
 /* The region tag at recorded address a. */
@@ -396,18 +388,18 @@ void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev)
 		return;
 	if (ev->kind == TRACE_VMA_HEAP) {
 		d = mm->brk_delta;
-		tag = TAG_BRK;
+		tag = REPLAY_REGION_BRK;
 		if (ev->addr + ev->len > mm->heap_end_rec)
 			mm->heap_end_rec = ev->addr + ev->len;
 	} else if (ev->kind == TRACE_VMA_STACK) {
 		d = r->layout.d.stack;
-		tag = TAG_STACK;
+		tag = REPLAY_REGION_STACK;
 	} else if (mm->start_brk_rec && ev->addr < mm->start_brk_rec) {
 		d = mm->exe_delta;
-		tag = mm->start_brk_rec < NON_PIE_BELOW ? 0 : TAG_EXE;
+		tag = mm->start_brk_rec < NON_PIE_BELOW ? 0 : REPLAY_REGION_EXE;
 	} else {
 		d = r->layout.d.mmap;
-		tag = TAG_MMAP;
+		tag = REPLAY_REGION_MMAP;
 	}
 	xlat_set(mm->xlat, ev->addr, ev->addr + ev->len, d, tag);
 	if (ev->kind == TRACE_VMA_STACK && ev->addr > STACK_ROOM)
@@ -490,8 +482,8 @@ static void by_pieces(struct replay *r, struct replay_mm *mm, const struct trace
 		if (__builtin_expect(r->layout.probe, 0) && mm->proc) {
 			if (make == touch_one)
 				probe_at(r, mm, a, 0);
-			else if (ev->nr == LINUX_NR_madvise && (ev->args[2] == MADV_HUGEPAGE_ADVICE ||
-								ev->args[2] == MADV_COLLAPSE_ADVICE))
+			else if (ev->nr == LINUX_NR_madvise && (ev->args[2] == LINUX_MADV_HUGEPAGE ||
+								ev->args[2] == LINUX_MADV_COLLAPSE))
 				probe_at(r, mm, a, 1);
 		}
 		if (pieces++)
@@ -526,7 +518,7 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, struct trace_event 
 		int align = !ev->args[0] && aligned_by_kernel(r, len, anon);
 
 		d = place(r, mm->xlat, at, len, align);
-		tag = align && !(at & (PMD - 1)) ? 0 : TAG_MMAP;
+		tag = align && !(at & (PMD - 1)) ? 0 : REPLAY_REGION_MMAP;
 		xlat_set(mm->xlat, at, at + len, d, tag);
 	}
 	ev->ret += d;
@@ -554,7 +546,7 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, struct trace_even
 		int align = !foreign_is(mm, old + (uint64_t)d_old) && aligned_by_kernel(r, new_len, 1);
 
 		d_new = place(r, mm->xlat, to, new_len, align);
-		tag = align && !(to & (PMD - 1)) ? 0 : TAG_MMAP;
+		tag = align && !(to & (PMD - 1)) ? 0 : REPLAY_REGION_MMAP;
 	}
 	if (!(flags & 4)) /* without MREMAP_DONTUNMAP the old range goes */
 		xlat_clear(mm->xlat, old, old + old_len);
@@ -587,7 +579,7 @@ void layout_syscall(struct replay *r, struct trace_event *ev)
 		if (ev->ret > 0) {
 			if (ev->args[0] && PAGE_UP((uint64_t)ev->ret) > mm->heap_end_rec) {
 				xlat_set(mm->xlat, mm->heap_end_rec, PAGE_UP((uint64_t)ev->ret),
-					 mm->brk_delta, TAG_BRK);
+					 mm->brk_delta, REPLAY_REGION_BRK);
 				mm->heap_end_rec = PAGE_UP((uint64_t)ev->ret);
 			}
 			ev->ret += mm->brk_delta;
