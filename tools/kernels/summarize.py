@@ -296,6 +296,25 @@ LIMIT_KNOWN = {
 }
 
 
+def failures_again(lines, kernels):
+    """Each line of the table that reports a failure, prefixed with its
+    kernel's release: the lines that say a figure is outside, a diff, a
+    problem, a kernel that failed to run."""
+    out, rel = [], None
+    names = [k["kernel"] for k in kernels]
+    for line in lines:
+        head = line.split(" (", 1)[0]
+        if head in names and not line.startswith(" "):
+            rel = head
+            if line.split(": ")[1:2] == ["failed"]:
+                out.append("  %s: %s" % (rel, line))
+            continue
+        body = line.strip()
+        if rel and (body.startswith(("diff ", "problem ")) or "OUTSIDE" in body):
+            out.append("  %s: %s" % (rel, body))
+    return out
+
+
 def limit_counts_within(model, kernel):
     return abs(model - kernel) <= max(4, 0.10 * kernel)
 
@@ -884,6 +903,11 @@ def main():
                   x["median"], x["inside"], "ok" if x["ok"] else "OUTSIDE"))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
+    # the failures again, last: CI shows only the tail of a long log
+    again = failures_again(lines, kernels)
+    if again:
+        p("FAIL: the failures again, each under its kernel above:")
+        lines.extend(again)
     p("kernels: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -207,6 +207,29 @@ def a_diff_fails_and_is_listed(tmp):
 
 
 @test
+def the_failures_are_listed_again_at_the_end(tmp):
+    # CI shows the tail of the log: every failure is repeated there, with its
+    # kernel, and a passing run has no such block
+    rc, s, last = run(tmp, [("ran", guest([
+        scenario("a", "match"),
+        scenario("b", "diff", [("end: vmstat thp_fault_alloc", 1, 0)])],
+        anon=(50000, 50000), huge=(8192, 4096)), "-")])
+    assert rc == 1, rc
+    with open(os.path.join(tmp, "kernels.log")) as f:
+        text = f.read().strip().splitlines()
+    i = text.index("FAIL: the failures again, each under its kernel above:")
+    tail = text[i + 1:-1]
+    assert len(tail) == 2, tail
+    assert tail[0].startswith("  linux-image-9.9.0-test") or "9.9" in tail[0], tail
+    assert "diff" in tail[0] and "thp_fault_alloc" in tail[0], tail
+    assert "OUTSIDE" in tail[1], tail
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")]), "-")])
+    assert rc == 0, rc
+    with open(os.path.join(tmp, "kernels.log")) as f:
+        assert "FAIL: the failures again" not in f.read()
+
+
+@test
 def the_run_as_a_host_counts_on_its_own(tmp):
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], host=[
         scenario("a", "match"), scenario("k", "skipped", reason="this host's /sys is never written")]),
