@@ -439,13 +439,13 @@ def series(sec):
 # their samples are paired from the end: the last ACCESS_LAST samples of
 # each, the program's steady reading phase, skipping the very last (cut
 # by the exit).  Each pair's share of the accessed memory in PMD-mapped
-# THPs: the median difference within ACCESS_TOL_PP percentage points.
-# A single sample strays further where DAMON's regions (adaptive, and
-# different in the two runs) cut through a THP or leave part of a mapping
-# out, or where a sample straddles the end of the filling: in three runs
-# of the guests (2026-12-06; 6.12 and 6.18 twice, 6.18 alone once) 83 of
-# 90 pairs were within 5 points, the worst 15.9 apart, and every row's
-# median within 1.5.  How many are within 5, and the worst, are reported.
+# THPs: every pair within ACCESS_TOL_PP percentage points (interval by
+# interval, as issue 25 asks).  What strays: a region DAMON finds accessed
+# outside the working set for one interval (about 700 KiB of memory not in
+# THPs: in three make checks of 2026-12-07, 106 of 108 pairs were within
+# 1.8 points and two, of the program "hot" reading 12 MiB, 5.1 and 5.2
+# apart; it reads 24 MiB since, which halves that).  How many are within,
+# the median and the worst are reported.
 ACCESS_LAST = 6
 ACCESS_TOL_PP = 5.0
 
@@ -482,7 +482,7 @@ def access_coverage(sec):
                                             for a, b in pairs],
                     "median_pp": round(median, 1), "worst_pp": round(diffs[-1], 1),
                     "within_tol": sum(1 for d in diffs if d <= ACCESS_TOL_PP),
-                    "ok": median <= ACCESS_TOL_PP})
+                    "ok": diffs[-1] <= ACCESS_TOL_PP})
     return out, problems
 
 
@@ -895,7 +895,7 @@ def main():
               "%s (%d of %d within %.0f points, median %.1f, worst %.1f)  %s" % (
                   x["name"], " ".join("%.1f/%.1f" % (r["kernel"], r["model"]) for r in x["pairs"]),
                   x["within_tol"], len(x["pairs"]), ACCESS_TOL_PP, x["median_pp"], x["worst_pp"],
-                  "ok" if x["ok"] else "OUTSIDE (the median beyond %.0f points)" % ACCESS_TOL_PP))
+                  "ok" if x["ok"] else "OUTSIDE (a pair beyond %.0f points)" % ACCESS_TOL_PP))
         for x in k.get("aslr", []):
             p("  aslr     %-26s %-14s predicted %d-%d kB; 16 randomised runs: %s (median %d; %d "
               "inside 3%% or 1 MiB)  %s" % (
