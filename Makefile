@@ -245,7 +245,6 @@ kernels-static:
 # 30 s one after the other (2 cores).
 CHECK_LANE_REAL := check-unit check-asan check-scenarios check-sweep
 CHECK_LANE_MODEL := check-fuzz tsan check-layers kernels-static
-CHECK_STAGES := $(CHECK_LANE_REAL) $(CHECK_LANE_MODEL) check-kernels
 check:
 	@rm -rf $(LOGS) && mkdir -p $(LOGS)
 	@$(RUN) build $(MAKE) $(CHECK_J) --no-print-directory all

@@ -296,22 +296,20 @@ LIMIT_KNOWN = {
 }
 
 
-def failures_again(lines, kernels):
+def failures_again(lines, blocks):
     """Each line of the table that reports a failure, prefixed with its
-    kernel's release: the lines that say a figure is outside, a diff, a
-    problem, a kernel that failed to run."""
-    out, rel = [], None
-    names = [k["kernel"] for k in kernels]
-    for line in lines:
-        head = line.split(" (", 1)[0]
-        if head in names and not line.startswith(" "):
-            rel = head
-            if line.split(": ")[1:2] == ["failed"]:
-                out.append("  %s: %s" % (rel, line))
-            continue
-        body = line.strip()
-        if rel and (body.startswith(("diff ", "problem ")) or "OUTSIDE" in body):
-            out.append("  %s: %s" % (rel, body))
+    kernel's release: a diff, a problem, a figure outside, and the head
+    line of a kernel that failed to run.  blocks: (release, status, index
+    of its head line) of each kernel's part of the table, in order."""
+    out = []
+    ends = [first for _, _, first in blocks[1:]] + [len(lines)]
+    for (rel, status, first), end in zip(blocks, ends):
+        if status == "failed":
+            out.append("  %s: %s" % (rel, lines[first]))
+        for line in lines[first + 1:end]:
+            body = line.strip()
+            if body.startswith(("diff ", "problem ")) or "OUTSIDE" in body:
+                out.append("  %s: %s" % (rel, body))
     return out
 
 
@@ -825,8 +823,10 @@ def main():
         skipped += hskipped
         failed += k["other_problems"]
         skipped += k["skipped"]
+    blocks = []  # each kernel's part of the table, for the failures again
     for k in kernels:
         p("")
+        blocks.append((k["kernel"], k["status"], len(lines)))
         head = "%s (%s %s)" % (k["kernel"], k["package"], k["version"])
         if k["status"] != "ran":
             p("%s: %s: %s" % (head, k["status"], k["reason"]))
@@ -904,7 +904,7 @@ def main():
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     # the failures again, last: CI shows only the tail of a long log
-    again = failures_again(lines, kernels)
+    again = failures_again(lines, blocks)
     if again:
         p("FAIL: the failures again, each under its kernel above:")
         lines.extend(again)

@@ -220,9 +220,14 @@ def the_failures_are_listed_again_at_the_end(tmp):
     i = text.index("FAIL: the failures again, each under its kernel above:")
     tail = text[i + 1:-1]
     assert len(tail) == 2, tail
-    assert tail[0].startswith("  linux-image-9.9.0-test") or "9.9" in tail[0], tail
-    assert "diff" in tail[0] and "thp_fault_alloc" in tail[0], tail
-    assert "OUTSIDE" in tail[1], tail
+    assert tail[0].startswith("  9.9.9-test: diff ") and "thp_fault_alloc" in tail[0], tail
+    assert tail[1].startswith("  9.9.9-test: program ") and "OUTSIDE" in tail[1], tail
+    # a kernel that failed to run: its head line, and its problems
+    rc, s, last = run(tmp, [("failed", None, "qemu exited with 1")])
+    with open(os.path.join(tmp, "kernels.log")) as f:
+        text = f.read().strip().splitlines()
+    tail = text[text.index("FAIL: the failures again, each under its kernel above:") + 1:-1]
+    assert "failed: qemu exited with 1" in tail[0], tail
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")]), "-")])
     assert rc == 0, rc
     with open(os.path.join(tmp, "kernels.log")) as f:
