@@ -33,7 +33,9 @@
 # KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
 # (install nothing), KERNEL_EXTRA=SCRIPT (a measurement by hand: each guest
 # runs SCRIPT alone, with KERNEL_SMP vCPUs, default 1, and its output is
-# printed instead of the checks),
+# printed instead of the checks), KERNEL_ASLR_MORE=FILE (rows of the form
+# of tools/kernels/aslr added to the 6.12 guest's randomised runs: a
+# measurement by hand that takes longer, tools/kernels/aslr-more),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
 set -uo pipefail
 
@@ -50,10 +52,13 @@ KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-ima
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 KERNEL_JOBS=${KERNEL_JOBS:-1}
 KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+# the 6.12 guest takes 220-280 s of make check's, as the machine's load
+# varies: 300 s left too little room (one run stopped at 300 s, 2026-12-07)
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 QEMU=${QEMU:-qemu-system-x86_64}
 KERNELS_INSTALL=${KERNELS_INSTALL:-1}
 KERNEL_EXTRA=${KERNEL_EXTRA:-}
+KERNEL_ASLR_MORE=${KERNEL_ASLR_MORE:-}
 KERNEL_SMP=${KERNEL_SMP:-1}
 
 rm -rf "$OUT"
@@ -245,6 +250,19 @@ for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl /usr/bin/py
 		cp -L "$f" "$ROOT$f"
 	done
 done
+# redis (Debian's redis-tools): its server is the binary redis-check-rdb,
+# which acts as the server under any other name (redis-server's package
+# only links it and starts a service on the machine, which we do not want)
+if [ -x /usr/bin/redis-check-rdb ] && [ -x /usr/bin/redis-cli ] && [ -x /usr/bin/redis-benchmark ]; then
+	for prog in /usr/bin/redis-check-rdb /usr/bin/redis-cli /usr/bin/redis-benchmark; do
+		for f in "$prog" $(ldd "$prog" 2>/dev/null |
+				  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+			mkdir -p "$ROOT$(dirname "$f")"
+			cp -L "$f" "$ROOT$f"
+		done
+	done
+	mv "$ROOT/usr/bin/redis-check-rdb" "$ROOT/usr/bin/redis-server"
+fi
 if [ -x /usr/bin/python3 ]; then
 	pylib=$(/usr/bin/python3 -S -I -c 'import os; print(os.path.dirname(os.__file__))')
 	for f in "$pylib/os.py" "$pylib"/encodings/__init__.py "$pylib"/encodings/aliases.py \
@@ -256,10 +274,13 @@ if [ -x /usr/bin/python3 ]; then
 	done
 	mkdir -p "$ROOT$pylib/lib-dynload"
 fi
-cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$ROOT/"
-rm -f "$ROOT/extra"
+cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$HERE/aslr" "$ROOT/"
+rm -f "$ROOT/extra" "$ROOT/aslr-more"
 if [ -n "$KERNEL_EXTRA" ]; then
 	cp "$KERNEL_EXTRA" "$ROOT/extra" || exit 2
+fi
+if [ -n "$KERNEL_ASLR_MORE" ]; then
+	cp "$KERNEL_ASLR_MORE" "$ROOT/aslr-more" || exit 2
 fi
 chmod +x "$ROOT/init"
 mkdir -p "$ROOT/boot"
