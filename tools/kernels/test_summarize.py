@@ -491,6 +491,34 @@ def randomised_runs_inside_the_layouts_range(tmp):
         (rc, s[0]["aslr"])
 
 
+@test
+def randomised_runs_take_the_first_of_processes_that_tie(tmp):
+    """A fork whose processes end with the same Anonymous (snapshot: the
+    parent and two children at 65628 kB, the replay's at 65580) is judged
+    on its first process in the replay and in every run, though a real run
+    lists them as they exited (children first): the parent's 32768 kB of
+    THPs against the parent's, not a child's 65536."""
+    pred = json.dumps({"processes": [
+        {"pid": 10, "final": {"Anonymous": 65580, "AnonHugePages": 32768},
+         "file_copies_kB": 48},
+        {"pid": 11, "final": {"Anonymous": 65580, "AnonHugePages": 65536},
+         "file_copies_kB": 48},
+        {"pid": 12, "final": {"Anonymous": 65580, "AnonHugePages": 49152},
+         "file_copies_kB": 48}]})
+    runs = "".join(section("aslr-run snap %d" % (i + 1), json.dumps({"processes": [
+        {"pid": 101 + 4 * i, "Anonymous": 65632, "AnonHugePages": 65536},
+        {"pid": 102 + 4 * i, "Anonymous": 65628, "AnonHugePages": 49152},
+        {"pid": 100 + 4 * i, "Anonymous": 65628, "AnonHugePages": 32768}]}))
+        for i in range(16))
+    text = guest([scenario("a", "match")])
+    extra = section("aslr-pred snap", pred) + runs
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    ahp = [x for x in s[0]["aslr"] if x["figure"] == "AnonHugePages"]
+    assert rc == 0 and ahp and ahp[0]["ok"] and ahp[0]["runs"] == [32768] * 16, \
+        (rc, s[0].get("aslr"), last)
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
