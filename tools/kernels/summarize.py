@@ -487,9 +487,9 @@ def access_coverage(sec):
 # Randomised runs (issue 24, the 6.12 guest only): a program recorded with
 # randomisation off, replayed under its default layouts, against 16 real
 # runs with randomisation on.  The main process (the most Anonymous, a tie
-# to the first: main_process) of each run must be inside the predicted [lowest, highest] of AnonHugePages
-# and Anonymous (plus the private file copies, which the layout does not
-# move) widened by 3% or 1 MiB, and the runs' median inside the bare range
+# to the first: main_process) of each run must be inside the predicted
+# [lowest, highest] of AnonHugePages and Anonymous (plus the private file
+# copies, which the layout does not move) widened by 3% or 1 MiB, and the runs' median inside the bare range
 # (tools/validate/ranges.py's rule on the host), give or take
 # ASLR_MEDIAN_SLACK_KB: randomisation also moves the start of the stack's
 # strings and auxiliary vector within a page, so the kernel's Anonymous
