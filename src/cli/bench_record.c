@@ -845,8 +845,9 @@ void bench_record_print(const struct bench_record *b, struct json *j)
 		       one > 0 ? (double)b->replay_rw_records / one / 1e6 : 0.0);
 	}
 	if (b->layouts_wall[1] > 0)
-		printf("  (where every layout is replayed the gain is the CPUs: the replays share only the\n"
-		       "  trace file; where no layout can move a mapping a THP could be in, one is made)\n");
+		printf("  (where no layout can move a mapping a THP could be in, one is made; where only\n"
+		       "  the heap's or the mmap base's place can, one per class of its offset; where every\n"
+		       "  layout is replayed the gain is the CPUs: the replays share only the trace file)\n");
 	record_lines(b);
 	access_lines(b);
 }

@@ -77,10 +77,14 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 		fprintf(f, "  (the heap: %d classes of offset give different heaps, each replayed; "
 			   "the median weighs\n  each layout by the share of offsets it stands for)\n",
 			g->heap_classes);
+	if (g->mmap_classes && g->mmap_classes < g->n)
+		fprintf(f, "  (the mmap base: %d classes of offset place its mappings differently, "
+			   "each replayed;\n  the median weighs each layout by the share of offsets it "
+			   "stands for)\n", g->mmap_classes);
 	if (g->made < g->n)
-		fprintf(f, "  (only the heap's place can change the figures: %d of the %d runs "
-			   "replayed, the others'\n  heaps in the same class as one of them)\n",
-			g->made, g->n);
+		fprintf(f, "  (only the %s place can change the figures: %d of the %d runs "
+			   "replayed, the others'\n  in the same class as one of them)\n",
+			g->sensitive == REPLAY_REGION_MMAP ? "mmap base's" : "heap's", g->made, g->n);
 	for (int k = 0; k < RANGE_NR_MACHINE; k++) {
 		fprintf(f, "  %-22s ", machine_labels[k]);
 		text_value(f, machine_values(g, k), g->weight, g->n);
@@ -164,7 +168,8 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 	for (int l = 0; l < g->n; l++) {
 		struct replay_shifts d;
 
-		replay_layout_shifts(g->seed, l / g->phases, g->heap_shift[l / g->phases], &d);
+		replay_layout_shifts(g->seed, l / g->phases, g->heap_shift[l / g->phases],
+				     g->mmap_shift[l / g->phases], &d);
 		json_begin_object(j, NULL);
 		json_int(j, "exe", d.exe);
 		json_int(j, "heap", d.brk);
@@ -174,6 +179,7 @@ void replay_ranges_json(struct json *j, const struct replay_result *res)
 	}
 	json_end_array(j);
 	json_int(j, "heap_classes", g->heap_classes);
+	json_int(j, "mmap_classes", g->mmap_classes);
 	json_begin_array(j, "weights");
 	for (int l = 0; l < g->n; l++)
 		json_double(j, NULL, g->weight[l]);

@@ -112,7 +112,7 @@ void replay_set_pending_brk(struct replay *r, struct replay_mm *mm);
 void replay_oom_check(struct replay *r);
 void replay_count_skip(struct replay *r, int why);
 /* A heap boundary at recorded address b (ranges.c reads them). */
-void replay_heap_break(struct replay *r, uint64_t b);
+void replay_heap_break(struct replay *r, uint64_t b, int start);
 
 /* A fault: joins the run of faults when it is the next page of the same
  * kind in the same address space, else starts a new run. */

@@ -81,7 +81,8 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-void replay_layout_shifts(uint64_t seed, int k, int64_t heap, struct replay_shifts *d)
+void replay_layout_shifts(uint64_t seed, int k, int64_t heap, int64_t mmap,
+			  struct replay_shifts *d)
 {
 	uint64_t s = seed * 0x100000001b3ULL + (uint64_t)k;
 
@@ -96,15 +97,48 @@ void replay_layout_shifts(uint64_t seed, int k, int64_t heap, struct replay_shif
 		d->brk = d->exe + (u < 0 ? u + (int64_t)PMD : u);
 	}
 	d->mmap = -(int64_t)(splitmix(&s) % 512 * PAGE);
+	if (mmap >= 0) /* chosen for its class (ranges.c): that far down */
+		d->mmap = -(mmap % (int64_t)PMD);
 	d->stack = -(int64_t)(splitmix(&s) % 512 * PAGE);
 }
 
-static void layout_draw(uint64_t seed, int k, int64_t heap, struct replay_layout *l)
+static void layout_draw(uint64_t seed, int k, int64_t heap, int64_t mmap, struct replay_layout *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->index = k;
 	l->on = k != 0;
-	replay_layout_shifts(seed, k, heap, &l->d);
+	replay_layout_shifts(seed, k, heap, mmap, &l->d);
+}
+
+/*
+ * The mmap base's classes (ranges.c), as the heap's: under the recorded
+ * layout, each boundary of the anonymous memory the mmap base places (a
+ * mapping's start and end, the ends of a munmap, mprotect or madvise in
+ * it; file mappings hold no memory of the model's) marks where
+ * the figures may change as the base moves down a page at a time.  At the
+ * shift that puts a boundary on 2 MiB, a mapping that starts there gains
+ * its first block whole; one page further, one that ends there loses its
+ * last.  A boundary is both (the VMAs below and above it), so both shifts
+ * are marked.  A mapping the kernel aligns in other layouts but that was
+ * recorded off a boundary has figures no class says: then there are no
+ * classes (mmap_unclassed).
+ */
+static void mmap_break(struct replay *r, uint64_t b)
+{
+	uint64_t page = PAGE_UP(b) / PAGE;
+
+	if (r->layout.probe) {
+		r->res->mmap_breaks[page % REPLAY_HEAP_OFFSETS] = 1;
+		r->res->mmap_breaks[(page + 1) % REPLAY_HEAP_OFFSETS] = 1;
+	}
+}
+
+static void mmap_breaks(struct replay *r, uint64_t start, uint64_t end, int tag)
+{
+	if (tag == REPLAY_REGION_MMAP) {
+		mmap_break(r, start);
+		mmap_break(r, end);
+	}
 }
 
 /* ---- the table ---- */
@@ -402,6 +436,8 @@ void layout_vma(struct replay *r, struct replay_mm *mm, struct trace_event *ev)
 		tag = REPLAY_REGION_MMAP;
 	}
 	xlat_set(mm->xlat, ev->addr, ev->addr + ev->len, d, tag);
+	if (ev->kind == TRACE_VMA_ANON)
+		mmap_breaks(r, ev->addr, ev->addr + ev->len, tag);
 	if (ev->kind == TRACE_VMA_STACK && ev->addr > STACK_ROOM)
 		xlat_fill(mm->xlat, ev->addr - STACK_ROOM, ev->addr, d, tag);
 	ev->addr += (uint64_t)d;
@@ -486,6 +522,13 @@ static void by_pieces(struct replay *r, struct replay_mm *mm, const struct trace
 								ev->args[2] == LINUX_MADV_COLLAPSE))
 				probe_at(r, mm, a, 1);
 		}
+		if (__builtin_expect(r->layout.probe, 0) && make != touch_one &&
+		    xlat_tag(mm->xlat, a) == REPLAY_REGION_MMAP) {
+			if (!foreign_is(mm, a)) /* the model holds anonymous memory alone */
+				mmap_break(r, a);
+			if (!foreign_is(mm, limit - 1))
+				mmap_break(r, limit);
+		}
 		if (pieces++)
 			r->res->syscalls--; /* one call, made in pieces */
 		make(r, e);
@@ -505,7 +548,9 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, struct trace_event 
 		return;
 	if (flags & (LINUX_MAP_FIXED | LINUX_MAP_FIXED_NOREPLACE)) {
 		d = xlat_at(mm->xlat, at, &limit); /* where the program's range went */
-		xlat_fill(mm->xlat, at, at + len, d, xlat_tag(mm->xlat, at));
+		tag = xlat_tag(mm->xlat, at);
+		xlat_fill(mm->xlat, at, at + len, d, tag);
+		mmap_breaks(r, at, at + len, anon ? tag : 0);
 	} else if (ev->args[0] && (ev->args[0] & ~(PAGE - 1)) == at) {
 		/* the kernel took the hint: inside or beside a range the
 		 * program has, it moves with it; in free space, it stays */
@@ -513,13 +558,18 @@ static void sys_mmap(struct replay *r, struct replay_mm *mm, struct trace_event 
 		int near = i < mm->xlat->n && mm->xlat->v[i].start <= at + len;
 
 		d = near ? mm->xlat->v[i].delta : 0;
-		xlat_set(mm->xlat, at, at + len, d, near ? mm->xlat->v[i].tag : 0);
+		tag = near ? mm->xlat->v[i].tag : 0;
+		xlat_set(mm->xlat, at, at + len, d, tag);
+		mmap_breaks(r, at, at + len, anon ? tag : 0);
 	} else {
 		int align = !ev->args[0] && aligned_by_kernel(r, len, anon);
 
 		d = place(r, mm->xlat, at, len, align);
 		tag = align && !(at & (PMD - 1)) ? 0 : REPLAY_REGION_MMAP;
 		xlat_set(mm->xlat, at, at + len, d, tag);
+		mmap_breaks(r, at, at + len, anon ? tag : 0);
+		if (align && tag && r->layout.probe)
+			r->res->mmap_unclassed = 1;
 	}
 	ev->ret += d;
 	if (flags & (LINUX_MAP_FIXED | LINUX_MAP_FIXED_NOREPLACE))
@@ -532,7 +582,7 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, struct trace_even
 	uint64_t to = (uint64_t)ev->ret, limit;
 	int flags = (int)ev->args[3];
 	int64_t d_old = xlat_at(mm->xlat, old, &limit), d_new;
-	int tag;
+	int tag, anon;
 
 	if (call_failed(ev))
 		return;
@@ -547,10 +597,15 @@ static void sys_mremap(struct replay *r, struct replay_mm *mm, struct trace_even
 
 		d_new = place(r, mm->xlat, to, new_len, align);
 		tag = align && !(to & (PMD - 1)) ? 0 : REPLAY_REGION_MMAP;
+		if (align && tag && r->layout.probe)
+			r->res->mmap_unclassed = 1;
 	}
+	anon = !foreign_is(mm, old + (uint64_t)d_old);
+	mmap_breaks(r, old, old + old_len, anon ? xlat_tag(mm->xlat, old) : 0);
 	if (!(flags & 4)) /* without MREMAP_DONTUNMAP the old range goes */
 		xlat_clear(mm->xlat, old, old + old_len);
 	xlat_set(mm->xlat, to, to + new_len, d_new, tag);
+	mmap_breaks(r, to, to + new_len, anon ? tag : 0);
 	ev->args[0] += (uint64_t)d_old;
 	ev->ret += d_new;
 	if (flags & 2)
@@ -617,7 +672,8 @@ void layout_begin(struct replay *r, uint64_t seed, int k)
 {
 	char v[32] = "";
 
-	layout_draw(seed, k, r->o->heap_chosen ? r->o->heap_shift : -1, &r->layout);
+	layout_draw(seed, k, r->o->heap_chosen ? r->o->heap_shift : -1,
+		    r->o->mmap_chosen ? r->o->mmap_shift : -1, &r->layout);
 	if (!k && r->o->layout_probe) {
 		r->layout.probe = r->layout.on = 1; /* every shift 0 */
 		r->layout.gen = 1;

@@ -101,11 +101,15 @@ void replay_spread_weighted(const uint64_t *v, const double *w, int n, uint64_t 
 }
 
 /*
- * The heap's classes.  The heap's shift is a page offset within 2 MiB
- * (HEAP_OFFSETS of them); a heap boundary the trace recorded at address
- * b sits on a 2 MiB boundary under one of them (res->heap_breaks, marked
- * by layout 0's replay), and between two such offsets every shift gives
- * the same blocks, so the same THPs.
+ * The classes of a region's place (the heap's, the mmap base's).  Its
+ * shift is a page offset within 2 MiB (HEAP_OFFSETS of them); a boundary
+ * the trace recorded at address b sits on a 2 MiB boundary under one of
+ * them, and a mapping that begins there gains or loses its first block
+ * whole there or one page on (res->heap_breaks and res->mmap_breaks,
+ * marked by layout 0's replay: records.c, layout.c); between two marked
+ * offsets every shift gives the same blocks, so the same THPs (where the
+ * program touches the blocks it could have alike: it is not checked
+ * fault by fault).
  */
 #define HEAP_OFFSETS REPLAY_HEAP_OFFSETS
 
@@ -131,30 +135,37 @@ static int class_len(const uint8_t *breaks, int c)
 }
 
 /*
- * Each layout's heap shift and weight.  Where there are fewer classes
- * than layouts, every class gets one (a page within it drawn from the
- * seed), so that the rare heaps are seen; the layouts left over, and
- * layout 0 (the recorded heap, offset 0), stand where they fall; each
- * layout weighs its class's share of the offsets divided among the
- * layouts in it.  Otherwise the drawn shifts stand and weigh alike.
+ * Under a memory limit, or a machine given its free blocks, a page table
+ * more or less (which a shift can make, a page per mapping) can decide a
+ * fallback or a kill: there every layout is run whatever the probe found.
  */
-static void heap_plan(const struct replay_result *res, struct replay_ranges *g, int64_t *shift,
-		      double *w)
+static int under_pressure(const struct replay_opts *o, const struct replay_result *res)
 {
-	const uint8_t *breaks = res->heap_breaks;
+	return res->limited || o->nfree_blocks > 0;
+}
+
+/*
+ * Each layout's shift of one region (the heap's, or the mmap base's) and
+ * weight, from that region's breaks.  Where there are fewer classes than
+ * layouts, every class gets one (a page within it drawn from the seed),
+ * so that the rare places are seen; the layouts left over, and layout 0
+ * (the recorded place, offset 0), stand where they fall; each layout
+ * weighs its class's share of the offsets divided among the layouts in
+ * it.  Otherwise the drawn shifts stand (shift -1) and weigh alike.  The
+ * number of classes.
+ */
+static int class_plan(const uint8_t *breaks, int n, uint64_t s, int64_t *shift, double *w)
+{
 	int classes = 0, cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
-	int n = g->layouts;
-	uint64_t s = g->seed ^ 0x5bd1e995ULL;
 
 	for (int c = 0; c < HEAP_OFFSETS; c++)
 		classes += breaks[c] != 0;
-	g->heap_classes = classes;
 	for (int k = 0; k < n; k++) {
 		w[k] = 1.0 / n;
 		shift[k] = -1;
 	}
 	if (!classes || classes > n - 1)
-		return;
+		return classes;
 	for (int c = 0; c < HEAP_OFFSETS; c++)
 		if (breaks[c])
 			cls[next++] = c;
@@ -176,6 +187,23 @@ static void heap_plan(const struct replay_result *res, struct replay_ranges *g, 
 
 		w[k] = (double)class_len(breaks, c) / HEAP_OFFSETS / in[c];
 	}
+	return classes;
+}
+
+/* The heap's classes always (the rare heaps drawn); the mmap base's where
+ * only its place can change the figures (its weights then stand for the
+ * layouts; the heap's shift does not matter). */
+static void layout_plan(const struct replay_opts *o, const struct replay_result *res,
+			struct replay_ranges *g, double *w)
+{
+	g->heap_classes = class_plan(res->heap_breaks, g->layouts, g->seed ^ 0x5bd1e995ULL,
+				     g->heap_shift, w);
+	for (int k = 0; k < g->layouts; k++)
+		g->mmap_shift[k] = -1;
+	if (res->layout_sensitive == REPLAY_REGION_MMAP && !res->mmap_unclassed &&
+	    !under_pressure(o, res))
+		g->mmap_classes = class_plan(res->mmap_breaks, g->layouts, g->seed ^ 0xc2b2ae35ULL,
+					     g->mmap_shift, w);
 }
 
 /*
@@ -249,33 +277,26 @@ static void take(struct replay_ranges *g, int k, const struct replay_result *r)
 }
 
 /*
- * Under a memory limit, or a machine given its free blocks, a page table
- * more or less (which a shift can make, a page per mapping) can decide a
- * fallback or a kill: there every layout is run whatever the probe found.
+ * Where layout 0's probe found that only the heap's shift (or only the mmap
+ * base's) can change the figures: a layout whose place of that region
+ * falls in the class of an earlier one's gives that one's figures, phase
+ * for phase, and is not run.
  */
-static int under_pressure(const struct replay_opts *o, const struct replay_result *res)
+static void same_class_plan(const struct replay_opts *o, const struct replay_result *res,
+			    struct replay_ranges *g)
 {
-	return res->limited || o->nfree_blocks > 0;
-}
+	int first[HEAP_OFFSETS], heap = res->layout_sensitive == REPLAY_REGION_BRK;
+	const uint8_t *breaks = heap ? res->heap_breaks : res->mmap_breaks;
+	const int64_t *shift = heap ? g->heap_shift : g->mmap_shift;
 
-/*
- * Where layout 0's probe found that only the heap's shift can change the
- * figures: a layout whose heap falls in the class of an earlier one's
- * gives that one's figures, phase for phase, and is not run.
- */
-static void same_heap_plan(const struct replay_opts *o, const struct replay_result *res,
-			   struct replay_ranges *g)
-{
-	int first[HEAP_OFFSETS];
-
-	if (res->layout_sensitive != REPLAY_REGION_BRK || !g->heap_classes || under_pressure(o, res) ||
-	    !(g->same_as = malloc((size_t)g->n * sizeof(int))))
+	if ((heap ? !g->heap_classes : res->layout_sensitive != REPLAY_REGION_MMAP || !g->mmap_classes) ||
+	    under_pressure(o, res) || !(g->same_as = malloc((size_t)g->n * sizeof(int))))
 		return;
 	for (int c = 0; c < HEAP_OFFSETS; c++)
 		first[c] = -1;
 	for (int l = 0; l < g->layouts; l++) {
-		int64_t sh = l ? g->heap_shift[l] : 0;
-		int c = sh < 0 ? -1 : heap_class(res->heap_breaks, (int)(sh / 4096));
+		int64_t sh = l ? shift[l] : 0;
+		int c = sh < 0 ? -1 : heap_class(breaks, (int)(sh / 4096));
 
 		for (int p = 0; p < g->phases; p++)
 			g->same_as[l * g->phases + p] =
@@ -373,6 +394,8 @@ static void *worker(void *arg)
 		heap = j->g->heap_shift[k / j->g->phases];
 		o.heap_chosen = heap >= 0;
 		o.heap_shift = heap;
+		o.mmap_chosen = j->g->mmap_shift[k / j->g->phases] >= 0;
+		o.mmap_shift = j->g->mmap_shift[k / j->g->phases];
 		o.layout = k / j->g->phases;
 		if (j->g->phase_ms[k % j->g->phases] == UINT64_MAX)
 			o.no_khugepaged = 1;
@@ -434,9 +457,10 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	g->mm = calloc((size_t)(g->nmms ? g->nmms : 1) * RANGE_NR_MM * g->n, sizeof(uint64_t));
 	g->weight = calloc((size_t)g->n, sizeof(double));
 	g->heap_shift = calloc((size_t)g->layouts, sizeof(int64_t));
+	g->mmap_shift = calloc((size_t)g->layouts, sizeof(int64_t));
 	g->overall = calloc((size_t)g->n, sizeof(*g->overall)); /* NULL: no band */
 	wl = calloc((size_t)g->layouts, sizeof(double));
-	if (!g->machine || !g->mm || !g->weight || !g->heap_shift || !wl) {
+	if (!g->machine || !g->mm || !g->weight || !g->heap_shift || !g->mmap_shift || !wl) {
 		free(wl);
 		replay_ranges_free(g);
 		res->ranges = NULL;
@@ -453,8 +477,8 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 		if (nth > g->n - 1)
 			nth = g->n - 1;
 		if (g->layouts > 1) {
-			heap_plan(res, g, g->heap_shift, wl);
-			same_heap_plan(o, res, g);
+			layout_plan(o, res, g, wl);
+			same_class_plan(o, res, g);
 		}
 		for (int t = 1; t < nth; t++)
 			started += !pthread_create(&th[started], NULL, worker, &j);
@@ -529,6 +553,7 @@ void replay_ranges_free(struct replay_ranges *g)
 		free(g->mm);
 		free(g->weight);
 		free(g->heap_shift);
+		free(g->mmap_shift);
 		free(g->same_as);
 		free(g);
 	}

@@ -140,12 +140,22 @@ void replay_count_skip(struct replay *r, int why)
 	r->res->skips[why]++;
 }
 
-void replay_heap_break(struct replay *r, uint64_t b)
+/*
+ * As the heap moves up a page at a time, its figures may change where a
+ * boundary b reaches 2 MiB: there a break that ends the heap gains its last
+ * block whole, and one page further the heap's start (start) loses its
+ * first, so both shifts are marked for the start.
+ */
+void replay_heap_break(struct replay *r, uint64_t b, int start)
 {
 	uint64_t page = (b + 4095) / 4096 % REPLAY_HEAP_OFFSETS; /* its page within 2 MiB */
+	uint64_t at = (REPLAY_HEAP_OFFSETS - page) % REPLAY_HEAP_OFFSETS;
 
-	if (!r->layout.on || r->layout.probe) /* the recorded addresses */
-		r->res->heap_breaks[(REPLAY_HEAP_OFFSETS - page) % REPLAY_HEAP_OFFSETS] = 1;
+	if (!r->layout.on || r->layout.probe) { /* the recorded addresses */
+		r->res->heap_breaks[at] = 1;
+		if (start)
+			r->res->heap_breaks[(at + 1) % REPLAY_HEAP_OFFSETS] = 1;
+	}
 }
 
 static void model_failed(struct replay *r, const char *call, int err)
@@ -249,7 +259,7 @@ void replay_exec(struct replay *r, struct trace_event *ev)
 	if (r->o->thp_disabled)
 		thps_prctl_thp_disable(p, 1);
 	if (ev->start_brk)
-		replay_heap_break(r, ev->start_brk);
+		replay_heap_break(r, ev->start_brk, 1);
 	if (r->layout.on)
 		layout_exec(r, mm, ev);
 	mm->pending_start_brk = ev->start_brk;
@@ -544,7 +554,7 @@ static void sys_brk(struct replay *r, struct replay_mm *mm, const struct trace_e
 
 	if (!ev->args[0] || (uint64_t)ev->ret != ev->args[0])
 		return; /* a query, or refused: brk(2) then returns the old break */
-	replay_heap_break(r, ev->args[0]);
+	replay_heap_break(r, ev->args[0], 0);
 	if (ev->args[0] < mm->brk_now)
 		measures_freeing(r, mm);
 	err = thps_brk(mm->proc, ev->args[0], &out);

@@ -291,6 +291,8 @@ struct replay_opts {
 	int heap_chosen;          /* under layout > 0, the heap's shift is heap_shift (mod
 				     2 MiB), not the drawn one (ranges.c chooses it) */
 	int64_t heap_shift;
+	int mmap_chosen;          /* the same for the mmap base: mmap_shift down (mod 2 MiB) */
+	int64_t mmap_shift;
 	int layout_probe;         /* under layout 0: find which regions' shifts can change
 				     the figures (result's layout_sensitive; layout.c) */
 	/* the memory cgroup (--memory-max, --memory-high; bytes,
@@ -385,6 +387,11 @@ struct replay_result {
 	 * put a recorded heap boundary (an exec's start of the heap, a break
 	 * brk set) on a 2 MiB boundary (ranges.c's classes of heap offset) */
 	uint8_t heap_breaks[REPLAY_HEAP_OFFSETS];
+	/* the same for what the mmap base places (the shift down that puts a
+	 * boundary on 2 MiB), unless mmap_unclassed: a mapping recorded off a
+	 * boundary that the kernel would align in another layout */
+	uint8_t mmap_breaks[REPLAY_HEAP_OFFSETS];
+	int mmap_unclassed;
 	uint64_t skips[REPLAY_NR_SKIPS];
 	/* the memory cgroup: whether a limit applied, where it came from
 	 * ("--memory-max", "the trace"), and memory.current, memory.peak
@@ -470,6 +477,8 @@ struct replay_ranges {
 	double *weight;          /* [n]: the share of Linux's layouts each stands for */
 	int heap_classes;        /* heap offsets that give different heaps (0: none seen) */
 	int64_t *heap_shift;     /* [layouts]: the heap's shift chosen for layout k, or -1: drawn */
+	int mmap_classes;        /* the same for the mmap base, where only its place matters */
+	int64_t *mmap_shift;     /* [layouts]: the mmap base's shift down, or -1: drawn */
 	int nmms;                /* processes matched in every layout (0: none) */
 	uint64_t *mm;            /* [nmms][RANGE_NR_MM][n] */
 	struct replay_series *overall; /* [n]: each run's machine series over time
@@ -503,11 +512,12 @@ const char *replay_range_mm_name(int f);
 /* Layout k's shifts from the recorded layout, in bytes (layout.c): the
  * executable's and the heap's up (the heap's: above the exe's; with heap
  * >= 0, the one that is heap modulo 2 MiB), the mmap base's and the
- * stack's down; all 0 for k = 0. */
+ * stack's down (with mmap >= 0, mmap modulo 2 MiB down); all 0 for k = 0. */
 struct replay_shifts {
 	int64_t exe, brk, mmap, stack;
 };
-void replay_layout_shifts(uint64_t seed, int k, int64_t heap, struct replay_shifts *s);
+void replay_layout_shifts(uint64_t seed, int k, int64_t heap, int64_t mmap,
+			  struct replay_shifts *s);
 
 /* The measures' own output (measure.h): their members of a process's JSON
  * object and of the result's, and their sections of the text report. */

@@ -1204,7 +1204,7 @@ TEST(edges_compare_ranges_across_layouts_and_common_options)
 		struct replay_shifts d;
 		uint64_t start, b, kb;
 
-		replay_layout_shifts(1, k, -1, &d);
+		replay_layout_shifts(1, k, -1, -1, &d);
 		start = at + (uint64_t)d.mmap;
 		b = (start + HPAGE - 1) & ~(HPAGE - 1);
 		kb = b + HPAGE <= start + MB(3) ? 2048 : 0;

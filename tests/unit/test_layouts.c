@@ -139,7 +139,7 @@ TEST(layouts_a_brk_heap_gets_the_thps_its_offset_allows)
 		struct replay_shifts d;
 		uint64_t want, got;
 
-		replay_layout_shifts(SEED, k, -1, &d);
+		replay_layout_shifts(SEED, k, -1, -1, &d);
 		ASSERT(k > 0 || (d.exe == 0 && d.brk == 0 && d.mmap == 0 && d.stack == 0));
 		ASSERT(d.brk >= d.exe && d.brk - d.exe < (int64_t)HPAGE && d.exe < (int64_t)HPAGE);
 		ASSERT(d.mmap <= 0 && d.mmap > -(int64_t)HPAGE && d.stack <= 0);
@@ -218,7 +218,7 @@ TEST(layouts_aligned_anonymous_mmaps_and_hints)
 		struct replay_shifts d;
 		uint64_t start, want;
 
-		replay_layout_shifts(SEED, k, -1, &d);
+		replay_layout_shifts(SEED, k, -1, -1, &d);
 		lreplay(k, &r, "thpsim/anon_thp_align=pmd-multiple", NULL);
 		want = (k == 0 ? whole_blocks(at, at + MB(4)) : 2) * 2048 + 4096;
 		ASSERT_EQ(final_huge_kb(&r), want);
@@ -450,6 +450,67 @@ TEST(layouts_the_same_heap_class_is_replayed_once)
 	}
 	ASSERT(copies > 0);
 	ASSERT_EQ(r.ranges->made, NLAYOUTS - copies);
+	replay_result_free(&r);
+	unlink(P);
+}
+
+/*
+ * Where only the mmap base's place matters (one mapping 4 KiB past a 2 MiB
+ * boundary, 8 MiB and 12 KiB long, not a 2 MiB multiple, so no kernel
+ * aligns it, written through under always), its two ends make classes of
+ * offset (4: each end's shift onto 2 MiB and the next): the layouts in a
+ * class are replayed once, and each copied layout replayed alone gives
+ * exactly the figures it was given.  Its THPs: the 2 MiB blocks wholly
+ * inside, 4 when its start is on a boundary or 1 to 3 pages short of one
+ * (the mapping has 3 pages more than 4 blocks), else 3.
+ */
+TEST(layouts_the_same_mmap_class_is_replayed_once)
+{
+	const uint64_t at = 0x7f0000201000ULL, len = MB(8) + 3 * 4096;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .no_khugepaged = 1,
+				 .layout_seed = SEED, .layouts = NLAYOUTS };
+	struct replay_result r;
+	int copies = 0, seen[2] = { 0, 0 };
+	char err[1024];
+
+	lbegin("same-mmap", "always", 0x555555659000ULL);
+	lsys(9, (int64_t)at, 0, (int64_t)len, RW, ANON_PRIVATE);
+	lwrite(at, len);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->n == NLAYOUTS && r.ranges->phases == 1);
+	ASSERT_EQ(r.ranges->sensitive, REPLAY_REGION_MMAP);
+	ASSERT_EQ(r.ranges->mmap_classes, 4);
+	ASSERT(r.ranges->same_as);
+	ASSERT_EQ(r.ranges->made, 4);
+	for (int k = 0; k < NLAYOUTS; k++) {
+		struct replay_opts ok = o;
+		struct replay_result one;
+		int src = r.ranges->same_as[k];
+		uint64_t ahp = r.ranges->machine[(size_t)RANGE_peak_AnonHugePages * NLAYOUTS + k];
+		/* the mapping's first page, this many pages past a boundary */
+		int64_t down = k ? r.ranges->mmap_shift[k] : 0;
+		uint64_t off = ((at - (uint64_t)down) % HPAGE) / 4096;
+
+		ASSERT(down >= 0);
+		ASSERT_EQ(ahp, (off == 0 || off >= 509 ? 4 : 3) * 2048);
+		seen[ahp == 3 * 2048] = 1;
+		if (src < 0)
+			continue;
+		copies++;
+		ASSERT(src < k && r.ranges->same_as[src] < 0);
+		ok.layout = k;
+		ok.mmap_chosen = 1;
+		ok.mmap_shift = r.ranges->mmap_shift[k];
+		ASSERT_OK(replay_run(P, &ok, &one, err, sizeof(err)));
+		ASSERT_EQ(ahp, one.peak_meminfo_huge_kb);
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_peak_AnonPages * NLAYOUTS + k],
+			  one.peak_anon_pages_kb);
+		replay_result_free(&one);
+	}
+	ASSERT(seen[0] && seen[1]); /* both figures seen */
+	ASSERT_EQ(copies, NLAYOUTS - 4);
 	replay_result_free(&r);
 	unlink(P);
 }

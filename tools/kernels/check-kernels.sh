@@ -242,25 +242,26 @@ cp "$SRC"/scenarios/*.scn "$ROOT/scenarios/"
 # missing is skipped in the guest, with the reason)
 # python3 -S -I reads only its landmark (os.py) and encodings/ (strace), and
 # its compiled forms, copied too so that no run writes them
-for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl /usr/bin/python3; do
-	[ -x "$prog" ] || continue
-	for f in "$prog" $(ldd "$prog" 2>/dev/null |
-			  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
-		mkdir -p "$ROOT$(dirname "$f")"
-		cp -L "$f" "$ROOT$f"
-	done
-done
-# redis (Debian's redis-tools): its server is the binary redis-check-rdb,
-# which acts as the server under any other name (redis-server's package
-# only links it and starts a service on the machine, which we do not want)
-if [ -x /usr/bin/redis-check-rdb ] && [ -x /usr/bin/redis-cli ] && [ -x /usr/bin/redis-benchmark ]; then
-	for prog in /usr/bin/redis-check-rdb /usr/bin/redis-cli /usr/bin/redis-benchmark; do
+# with_libs PROG...: each program, with the shared libraries ldd says it
+# loads, copied into the initramfs at its own path
+with_libs() {
+	local prog f
+	for prog in "$@"; do
 		for f in "$prog" $(ldd "$prog" 2>/dev/null |
 				  awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
 			mkdir -p "$ROOT$(dirname "$f")"
 			cp -L "$f" "$ROOT$f"
 		done
 	done
+}
+for prog in /usr/bin/xz /usr/bin/sort /usr/bin/sqlite3 /usr/bin/perl /usr/bin/python3; do
+	[ -x "$prog" ] && with_libs "$prog"
+done
+# redis (Debian's redis-tools): its server is the binary redis-check-rdb,
+# which acts as the server under any other name (redis-server's package
+# only links it and starts a service on the machine, which we do not want)
+if [ -x /usr/bin/redis-check-rdb ] && [ -x /usr/bin/redis-cli ] && [ -x /usr/bin/redis-benchmark ]; then
+	with_libs /usr/bin/redis-check-rdb /usr/bin/redis-cli /usr/bin/redis-benchmark
 	mv "$ROOT/usr/bin/redis-check-rdb" "$ROOT/usr/bin/redis-server"
 fi
 if [ -x /usr/bin/python3 ]; then
