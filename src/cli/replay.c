@@ -34,10 +34,12 @@ static const char usage_text[] =
 	"  figure that varies is given with its lowest, median and highest.  Layouts that cannot\n"
 	"  change the figures (no mapping that could hold a THP is moved within 2 MiB, or only\n"
 	"  the heap is and two heaps fall alike) are not replayed; under a memory limit all are.\n"
-	"  Where khugepaged collapsed something, each layout is also run with khugepaged waking\n"
-	"  half-way through and at the end of its sleep (or of the trace, if shorter) and asleep\n"
-	"  through the trace; --khugepaged-phase MS pins when it first wakes after the\n"
-	"  program's memory registers (0: at once, as on an idle machine).\n"
+	"  Where only the heap's place matters and its offsets fall in more classes than N-1\n"
+	"  (at most 4N), one layout runs in each class.  Where khugepaged collapsed something,\n"
+	"  each layout is also run with khugepaged waking at moments spread evenly through its\n"
+	"  sleep (or the trace, if shorter; 16 under one layout, 2 under 16: half-way and the\n"
+	"  end) and asleep through the trace; --khugepaged-phase MS pins when it first wakes\n"
+	"  after the program's memory registers (0: at once, as on an idle machine).\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";
 

@@ -67,6 +67,12 @@ void replay_ranges_text(FILE *f, const struct replay_result *res)
 	if (g->layouts == 1)
 		fprintf(f, "\nunder the recorded address layout (--layouts 1), khugepaged's phases "
 			   "varied: the\nrecorded phase's figure (lowest–highest, median), kB or events:\n");
+	else if (g->layouts > g->asked)
+		fprintf(f, "\nunder %d address layouts (%d asked: the recorded one and one in each of "
+			   "the %s's %d\nclasses of offset, drawn from seed %" PRIu64 ", as Linux's address "
+			   "randomisation would place\nit): the recorded layout's figure (lowest–highest, "
+			   "median), kB or events:\n", g->layouts, g->asked,
+			g->mmap_classes ? "mmap base" : "heap", g->layouts - 1, g->seed);
 	else
 		fprintf(f, "\nunder %d address layouts (the recorded one and %d drawn from seed %" PRIu64
 			   ", as Linux's\naddress randomisation would place the heap, the mmap base and "

@@ -144,6 +144,15 @@ static int under_pressure(const struct replay_opts *o, const struct replay_resul
 	return res->limited || o->nfree_blocks > 0;
 }
 
+static int count_classes(const uint8_t *breaks)
+{
+	int classes = 0;
+
+	for (int c = 0; c < HEAP_OFFSETS; c++)
+		classes += breaks[c] != 0;
+	return classes;
+}
+
 /*
  * Each layout's shift of one region (the heap's, or the mmap base's) and
  * weight, from that region's breaks.  Where there are fewer classes than
@@ -156,10 +165,8 @@ static int under_pressure(const struct replay_opts *o, const struct replay_resul
  */
 static int class_plan(const uint8_t *breaks, int n, uint64_t s, int64_t *shift, double *w)
 {
-	int classes = 0, cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
+	int classes = count_classes(breaks), cls[HEAP_OFFSETS], in[HEAP_OFFSETS] = { 0 }, next = 0;
 
-	for (int c = 0; c < HEAP_OFFSETS; c++)
-		classes += breaks[c] != 0;
 	for (int k = 0; k < n; k++) {
 		w[k] = 1.0 / n;
 		shift[k] = -1;
@@ -190,6 +197,29 @@ static int class_plan(const uint8_t *breaks, int n, uint64_t s, int64_t *shift, 
 	return classes;
 }
 
+/*
+ * How many layouts to run for n asked: where the region that matters has
+ * more classes of offset than n - 1 but at most CLASSES_PER_LAYOUT times
+ * n, one layout in each class and the recorded one, so that a rare class
+ * (brkjump's 6144 kB, 16 offsets of 512) is seen and the median weighs
+ * every offset; beyond that, the n drawn.  The heap's classes where the
+ * heap's place matters, the mmap base's where only its place does
+ * (layout_plan).
+ */
+#define CLASSES_PER_LAYOUT 4
+
+static int every_class(const struct replay_opts *o, const struct replay_result *res, int n)
+{
+	int need = 0;
+
+	if (res->layout_sensitive < 0 || (res->layout_sensitive & REPLAY_REGION_BRK))
+		need = count_classes(res->heap_breaks) + 1;
+	if (res->layout_sensitive == REPLAY_REGION_MMAP && !res->mmap_unclassed &&
+	    !under_pressure(o, res))
+		need = count_classes(res->mmap_breaks) + 1;
+	return need > n && need <= CLASSES_PER_LAYOUT * n + 1 ? need : n;
+}
+
 /* The heap's classes always (the rare heaps drawn); the mmap base's where
  * only its place can change the figures (its weights then stand for the
  * layouts; the heap's shift does not matter). */
@@ -212,16 +242,23 @@ static void layout_plan(const struct replay_opts *o, const struct replay_result 
  * default, layout 0's); on a busy one it is anywhere in its sleep, or
  * scanning other mms for longer than the program lives.  Within the
  * window W (its sleep, or the trace if shorter) its first wake-up can
- * come at any moment, and a later one sees more of a growing program
- * populated: at once, half-way through W, at the end of W, and asleep
- * through the trace (as --khugepaged off; --settle still runs it after).
- * Only where khugepaged collapsed something in layout 0 and the phase is
- * not pinned; each phase weighs alike.
+ * come at any moment, and what it finds depends on the moment, not in
+ * step with it (the 6.18 guest's python3 row: a THP left in the parent's
+ * heap where it wakes 1050-1200 ms or 1750-1900 ms in, none between):
+ * at once, at points spaced evenly through W, the last at its end, and
+ * asleep through the trace (as --khugepaged off; --settle still runs it
+ * after).  The points share a budget of PHASE_BUDGET runs with the
+ * layouts: 16 under the recorded layout alone, 2 (half-way and the end)
+ * under 16 layouts.  Only where khugepaged collapsed something in
+ * layout 0 and the phase is not pinned; each phase weighs alike.
  */
+#define PHASE_BUDGET 32
+
 static void phase_plan(const struct replay_opts *o, const struct replay_result *res,
 		       struct replay_ranges *g)
 {
 	uint64_t w = res->duration_ns / 1000000;
+	int points = PHASE_BUDGET / (g->layouts > 0 ? g->layouts : 1);
 
 	g->phases = 1;
 	g->phase_ms[0] = o->khugepaged_phase_ms;
@@ -241,16 +278,23 @@ static void phase_plan(const struct replay_opts *o, const struct replay_result *
 	}
 	if (w > res->khugepaged_scan_sleep_ms)
 		w = res->khugepaged_scan_sleep_ms;
-	if (w >= 4) {
-		g->phase_ms[g->phases++] = w / 2;
-		g->phase_ms[g->phases++] = w - 1;
-	}
+	points = points < 2 ? 2 : points > REPLAY_MAX_PHASES - 2 ? REPLAY_MAX_PHASES - 2 : points;
+	if (w < 2 * (uint64_t)points)
+		points = w >= 4 ? 2 : 0;
+	for (int i = 1; i <= points; i++)
+		g->phase_ms[g->phases++] = i < points ? w * (uint64_t)i / (uint64_t)points : w - 1;
 	g->phase_ms[g->phases++] = UINT64_MAX;
-	if (g->phases == 4)
+	if (points == 2)
 		snprintf(g->phase_why, sizeof(g->phase_why),
 			 "each layout with khugepaged waking at once, %llu ms and %llu ms later, and "
 			 "asleep through the trace", (unsigned long long)g->phase_ms[1],
 			 (unsigned long long)g->phase_ms[2]);
+	else if (points)
+		snprintf(g->phase_why, sizeof(g->phase_why),
+			 "each layout with khugepaged waking at once, at %d moments from %llu ms to %llu ms "
+			 "later, %llu ms apart, and asleep through the trace", points,
+			 (unsigned long long)g->phase_ms[1], (unsigned long long)g->phase_ms[points],
+			 (unsigned long long)(w / (uint64_t)points));
 	else
 		snprintf(g->phase_why, sizeof(g->phase_why),
 			 "each layout with khugepaged waking at once and asleep through the trace");
@@ -450,6 +494,8 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	g->sensitive = res->layout_sensitive;
 	layout_fixed(o, res, g->fixed, sizeof(g->fixed));
 	g->layouts = g->fixed[0] ? 1 : g->asked;
+	if (g->layouts > 1)
+		g->layouts = every_class(o, res, g->layouts);
 	phase_plan(o, res, g); /* with --layouts 1 too: the phase is not the layout */
 	g->n = g->layouts * g->phases;
 	g->nmms = res->nmms;

@@ -464,7 +464,7 @@ enum { RANGE_MM_FIGURES(RANGE_MM_ENUM) RANGE_NR_MM };
 #undef RANGE_ENUM
 #undef RANGE_MM_ENUM
 
-#define REPLAY_MAX_PHASES 4
+#define REPLAY_MAX_PHASES 18 /* at once, 16 moments, asleep (ranges.c) */
 struct replay_ranges {
 	int asked, n;            /* runs: layouts asked for, and runs made (layouts x phases) */
 	int layouts, phases;     /* run k is layout k / phases under phase k % phases */

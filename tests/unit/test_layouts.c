@@ -299,9 +299,11 @@ TEST(layouts_only_where_the_layout_can_matter)
  * (khugepaged_enter_vma), which collapses both ranges at its next wake-up
  * (max_ptes_none 511 allows 256 empty PTEs).  The program lives 3 s more,
  * khugepaged sleeps 10 s between scans, so its first wake-up may come any
- * time in the 3 s the trace lasts: waking at once, 1.5 s or 3 s later
- * (the window's middle and end, just before the exit) it collapses both;
- * asleep through the trace, neither.
+ * time in the 3 s the trace lasts: waking at once, or at any of 16
+ * moments 187 ms apart through the 3 s (the last just before the exit),
+ * it collapses both; asleep through the trace, neither.  No layout
+ * matters, so the one layout gets the whole budget of phases (ranges.c,
+ * PHASE_BUDGET: 32 runs over the layouts, at most 16 moments).
  */
 TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 {
@@ -334,18 +336,20 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 	 * no layout can change the figures, so one is run, under each phase */
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 2); /* layout 0: at once */
-	ASSERT(r.ranges && r.ranges->phases == 4 && r.ranges->layouts == 1 && r.ranges->n == 4);
+	ASSERT(r.ranges && r.ranges->phases == 18 && r.ranges->layouts == 1 && r.ranges->n == 18);
 	ASSERT(r.ranges->fixed[0] && r.ranges->sensitive == 0);
-	ASSERT_EQ(r.ranges->phase_ms[1], 1500);
-	ASSERT_EQ(r.ranges->phase_ms[2], 2999);
-	ASSERT_EQ(r.ranges->phase_ms[3], UINT64_MAX);
+	ASSERT_EQ(r.ranges->phase_ms[0], 0);
+	ASSERT_EQ(r.ranges->phase_ms[1], 187); /* 3000 ms / 16 */
+	ASSERT_EQ(r.ranges->phase_ms[8], 1500);
+	ASSERT_EQ(r.ranges->phase_ms[16], 2999);
+	ASSERT_EQ(r.ranges->phase_ms[17], UINT64_MAX);
 	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
 		      r.ranges->n, s);
 	ASSERT_EQ(s[0], 0);
 	ASSERT_EQ(s[2], 2);
-	for (int k = 0; k < r.ranges->n; k++) /* layout k / 4, phase k % 4 */
+	for (int k = 0; k < r.ranges->n; k++) /* one layout: phase k */
 		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
-			  k % 4 == 3 ? 0 : 2);
+			  k == 17 ? 0 : 2);
 	replay_result_free(&r);
 
 	/* pinned 2 s into its sleep: it wakes before the exit, in every layout */

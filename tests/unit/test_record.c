@@ -798,7 +798,8 @@ TEST(record_brk_heap_layouts_cover_randomised_runs)
 		const struct replay_ranges *g = R.ranges;
 		const uint64_t *v;
 
-		ASSERT(g && g->layouts == 16 && g->nmms == R.nmms);
+		/* 16 asked; one in each of its heap classes where there are more */
+		ASSERT(g && g->layouts >= 16 && g->nmms == R.nmms);
 		v = g->mm + (size_t)(R.nmms - 1) * RANGE_NR_MM * g->n;
 		for (int k = 0; k < g->n; k++) {
 			uint64_t h = v[(size_t)RANGE_MM_AnonHugePages * g->n + k];
