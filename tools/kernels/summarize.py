@@ -495,6 +495,14 @@ def access_coverage(sec):
 # strings and auxiliary vector within a page, so the kernel's Anonymous
 # moves by a page or two from run to run (26448-26456 kB for brkjump in one
 # make check, 26448-26452 in the next), which no layout models.
+# A program recorded several times (gocache: its runtime's own timing
+# varies) has its median held against the widened range, as each run is
+# (so the median adds nothing to the runs' rule there):
+# the recorder changes a collector's timing, and with it the footprint, by
+# more than the layouts do, one way or the other (the 6.12 guest, 8
+# recordings 29408-31584 kB against 16 runs' median 29300; this host's
+# 6.18 under madvise, 6 recordings 28624-28940 against 6 runs'
+# 28876-29136, 2026-12-07).
 ASLR_MEDIAN_SLACK_KB = 16
 
 
@@ -527,7 +535,7 @@ def aslr_runs(sec):
             continue
         # several recordings of the program (thpsim replay A B C: a report
         # per recording under "replays"): the range over all of them
-        bounds = {}
+        bounds, several = {}, len(pred.get("replays", [])) > 1
         for rep in pred.get("replays", [pred]):
             mp = main_process(rep["processes"], lambda p: p["final"]["Anonymous"])
             rng, files = mp["final"].get("range"), mp.get("file_copies_kB", 0)
@@ -553,10 +561,11 @@ def aslr_runs(sec):
                 continue
             med = v[(len(v) - 1) // 2]
             ok_runs = sum(1 for x in v if aslr_inside(x, lo, hi))
+            med_ok = aslr_inside(med, lo, hi) if several else \
+                lo - ASLR_MEDIAN_SLACK_KB <= med <= hi + ASLR_MEDIAN_SLACK_KB
             out.append({"name": name, "figure": f, "lo": lo, "hi": hi, "runs": v,
-                        "inside": ok_runs, "median": med,
-                        "ok": ok_runs == len(v) and
-                        lo - ASLR_MEDIAN_SLACK_KB <= med <= hi + ASLR_MEDIAN_SLACK_KB})
+                        "inside": ok_runs, "median": med, "recordings": len(pred.get("replays", [1])),
+                        "ok": ok_runs == len(v) and med_ok})
     return out, problems
 
 
@@ -910,10 +919,14 @@ def main():
                   x["within_tol"], len(x["pairs"]), ACCESS_TOL_PP, x["median_pp"], x["worst_pp"],
                   "ok" if x["ok"] else "OUTSIDE (a pair beyond %.0f points)" % ACCESS_TOL_PP))
         for x in k.get("aslr", []):
-            p("  aslr     %-26s %-14s predicted %d-%d kB; 16 randomised runs: %s (median %d; %d "
+            recs = x.get("recordings", 1)
+            p("  aslr     %-26s %-14s predicted %d-%d kB%s; 16 randomised runs: %s (median %d; %d "
               "inside 3%% or 1 MiB)  %s" % (
-                  x["name"], x["figure"], x["lo"], x["hi"], " ".join(str(r) for r in x["runs"]),
-                  x["median"], x["inside"], "ok" if x["ok"] else "OUTSIDE"))
+                  x["name"], x["figure"], x["lo"], x["hi"],
+                  " (%d recordings)" % recs if recs > 1 else "",
+                  " ".join(str(r) for r in x["runs"]), x["median"], x["inside"],
+                  "ok" if x["ok"] else "OUTSIDE (%s)" % (
+                      "a run" if x["inside"] < len(x["runs"]) else "the median")))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     # the failures again, last: CI shows only the tail of a long log
