@@ -316,6 +316,9 @@ boot() {
 	elif [ $rc != 0 ]; then
 		status=failed why="qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
 	fi
+	# the randomised rows' predictions: replays of the guest's traces,
+	# here (host_replays.py says why)
+	[ $rc = 0 ] && python3 "$HERE/host_replays.py" "$OUT/$rel.results" "$S/thpsim"
 	RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" "$status" "$secs" "$OUT/$rel.results" "$why"
 	say "$rel done after $secs s"
 }

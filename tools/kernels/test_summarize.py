@@ -527,6 +527,46 @@ def randomised_runs_take_the_first_of_processes_that_tie(tmp):
         (rc, s[0].get("aslr"), last)
 
 
+@test
+def the_randomised_predictions_are_replayed_on_the_host(tmp):
+    """host_replays.py: a row with randomised runs gets its aslr-pred from a
+    replay of its own recordings in order (go), else of its programs row's
+    trace (py), else a reason (none); a row the guest predicted itself keeps
+    its own; a row without runs gets nothing.  The fake thpsim prints the
+    traces it was given, each file's content."""
+    import base64
+    fake = os.path.join(tmp, "thpsim")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\nshift\nfor a in \"$@\"; do case $a in *.trace) cat \"$a\"; "
+                "printf ' ';; esac; done\n")
+    os.chmod(fake, 0o755)
+
+    def b64(t):
+        return base64.b64encode(t.encode()).decode()
+    text = guest([scenario("a", "match")])
+    extra = (section("aslr-trace-base64 go 2", b64("go-two")) +
+             section("aslr-trace-base64 go 1", b64("go-one")) +
+             section("trace-base64 go", b64("go-programs-row")) +
+             section("trace-base64 py", b64("py-row")) +
+             section("trace-base64 quiet", b64("quiet-row")) +
+             section("aslr-pred old", "{}") + section("aslr-run old 1", "{}") +
+             "".join(section("aslr-run %s 1" % n, "{}") for n in ("go", "py", "none")))
+    results = os.path.join(tmp, "r.results")
+    with open(results, "w") as f:
+        f.write(text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "host_replays.py"), results, fake],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sys.path.insert(0, HERE)
+    import summarize
+    sec, done = summarize.sections(results)
+    assert p.returncode == 0 and done, (p.returncode, p.stderr)
+    assert sec["aslr-pred go"] == ("go-one go-two ", 0), sec.get("aslr-pred go")
+    assert sec["aslr-pred py"] == ("py-row ", 0), sec.get("aslr-pred py")
+    assert sec["aslr-pred none"][1] == 2 and "no trace of none" in sec["aslr-pred none"][0], \
+        sec.get("aslr-pred none")
+    assert sec["aslr-pred old"] == ("{}", 0) and "aslr-pred quiet" not in sec, sorted(sec)
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
