@@ -375,8 +375,17 @@ def limits(sec):
                                 ("memory.peak", "peak_kB", memcg.get("peak_kB"))):
             if kkey not in kern or mval is None:
                 continue
-            rows.append({"name": name, "what": fig + " kB", "model": mval,
-                         "kernel": kern[kkey], "ok": bool(within(mval, kern[kkey]))})
+            row = {"name": name, "what": fig + " kB", "model": mval,
+                   "kernel": kern[kkey], "ok": bool(within(mval, kern[kkey]))}
+            # khugepaged's phase, as for the programs rows: a run whose
+            # khugepaged collapsed what the replay's waking at once did not
+            # (6.12, python3-always: 2 collapses, 2048 kB against 0) is one
+            # the model predicts where it is inside the phases' range
+            rng = final.get("range")
+            if not row["ok"] and fig != "memory.peak" and rng and in_range(rng, fig, kern[kkey]):
+                row["ok"] = True
+                row["phases"] = [rng[fig]["min"], rng[fig]["max"]]
+            rows.append(row)
     return rows
 
 
@@ -901,7 +910,9 @@ def main():
             for x in lim:
                 p("  limit    %-18s %-28s model %-8s kernel %-8s %s" % (
                     x["name"], x["what"], x["model"], x["kernel"],
-                    "ok" if x["ok"] else "OUTSIDE" + (" (%s)" % x["why"] if "why" in x else "")))
+                    ("ok (inside the replay's khugepaged phases: %d-%d)" % tuple(x["phases"])
+                     if "phases" in x else "ok") if x["ok"]
+                    else "OUTSIDE" + (" (%s)" % x["why"] if "why" in x else "")))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
                 x["name"], x["size_kB"], x["model"], x["kernel"],
