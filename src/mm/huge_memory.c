@@ -49,9 +49,19 @@
 #include "internal.h"
 
 /* ---- the huge zero folio ---- */
+/*
+ * The kernel reads huge_zero_folio with READ_ONCE and relies on the
+ * address dependency to see the zeroed page; C11 has no such ordering, so
+ * the load acquires, pairing with get_huge_zero_folio()'s publishing
+ * cmpxchg.  With a relaxed load, a thread of another process that found
+ * the folio published (HZP_PERSISTENT takes no reference) read its bytes
+ * with no order against the allocating thread's clearing of them
+ * (ThreadSanitizer, threads_processes_fault_fork_exit_with_shrinker,
+ * 2026-12-07).
+ */
 static struct folio *huge_zero_folio(struct thps_machine *m)
 {
-	uint32_t pfn = READ_ONCE(m->huge_zero_pfn);
+	uint32_t pfn = smp_load_acquire(&m->huge_zero_pfn);
 
 	return pfn == NO_PFN ? NULL : (struct folio *)pfn_to_page(m, pfn);
 }
