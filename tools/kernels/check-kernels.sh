@@ -277,7 +277,8 @@ if [ -x /usr/bin/python3 ]; then
 	done
 	mkdir -p "$ROOT$pylib/lib-dynload"
 fi
-cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$HERE/aslr" "$ROOT/"
+cp "$HERE/init" "$HERE/programs" "$HERE/limits" "$HERE/access" "$HERE/aslr" \
+   "$HERE/usable.awk" "$ROOT/"
 rm -f "$ROOT/extra" "$ROOT/aslr-more"
 if [ -n "$KERNEL_EXTRA" ]; then
 	cp "$KERNEL_EXTRA" "$ROOT/extra" || exit 2

@@ -73,7 +73,8 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
         # model: (OOM kills, {counter: count}, Anonymous, AnonHugePages,
         # memory.peak kB[, the kill's share of the trace in % or None[, run
         # through env: env's process first, with the same pid[, the final
-        # figures' range over khugepaged's phases: {figure: (min, max)}]]]);
+        # figures' range over khugepaged's phases: {figure: (min, max)}[,
+        # the OOM kills of the replay given the per-CPU lists' pages too]]]]);
         # kernel: the init's "limit NAME" lines
         proc = {"pid": 100, "final": {"Anonymous": model[2], "AnonHugePages": model[3]}}
         if len(model) > 7 and model[7]:
@@ -88,6 +89,9 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
                "work": {c: {"count": n} for c, n in model[1].items()},
                "processes": procs}
         out += section("limit-replay " + name, json.dumps(rep))
+        if len(model) > 8 and model[8] is not None:
+            out += section("limit-replay-pcp " + name, json.dumps(
+                {"memcg": {"events": {"oom_kill": model[8]}}, "processes": procs}))
         out += section("limit " + name, kernel)
     out += section("replay-asked prog", json.dumps(asked))
     out += section("replay-off prog", json.dumps({"processes": []}))
@@ -366,6 +370,29 @@ def a_limit_row_inside_khugepaged_phases_passes(tmp):
     lim["py-always"][0][7]["AnonHugePages"] = (0, 0)
     rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
     assert rc == 1 and not {x["what"]: x for x in s[0]["limits"]}["AnonHugePages kB"]["ok"], \
+        (rc, s[0]["limits"])
+
+
+@test
+def a_global_kill_between_the_replays_with_and_without_the_pcp_lists(tmp):
+    """Global pressure: the replay without the per-CPU lists' free pages
+    is killed, the one with them is not; a kernel that survived (6.1, 13
+    MiB past the free blocks) passes, and so does one that was killed.
+    Where both replays are killed, a kernel that survived still fails."""
+    kern = "rc 0\nevents_oom_kill 0\npcp_pages 6000\nAnonymous 267184\nAnonHugePages 215040"
+    lim = {"global-always": ((1, {}, 0, 0, 0, 79.8, False, None, 0), kern)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    got = {x["what"]: x for x in s[0]["limits"]}
+    assert rc == 0 and got["OOM-killed"]["model"] == "either" and \
+        got["OOM-killed"]["pcp_kB"] == 24000, (rc, s[0]["limits"])
+    killed = "rc 137\nevents_oom_kill 1\npcp_pages 6000\nprogress_permille 850"
+    lim = {"global-always": ((1, {}, 0, 0, 0, 79.8, False, None, 0), killed)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    assert rc == 0, (rc, s[0]["limits"])
+    lim = {"global-always": ((1, {}, 0, 0, 0, 79.8, False, None, 1), kern)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits=lim), "-")])
+    got = {x["what"]: x for x in s[0]["limits"]}
+    assert rc == 1 and got["OOM-killed"]["model"] is True and not got["OOM-killed"]["ok"], \
         (rc, s[0]["limits"])
 
 
