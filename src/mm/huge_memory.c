@@ -812,16 +812,25 @@ unsigned long deferred_split_count(struct thps_machine *m)
 	return (unsigned long)READ_ONCE(m->split_queue_len);
 }
 
-/* thp_underused: more zero-filled subpages than khugepaged would allow. */
+/*
+ * thp_underused: more zero-filled subpages than khugepaged would allow.  As
+ * the kernel's, it stops as soon as the answer is known either way: at
+ * max_ptes_none + 1 zero subpages, or at HPAGE_PMD_NR - max_ptes_none
+ * filled ones (then the rest cannot hold enough zeros).
+ */
 static bool thp_underused(struct thps_machine *m, struct folio *folio)
 {
-	int max_ptes_none = KNOB(m, max_ptes_none), num_zero = 0;
+	int max_ptes_none = KNOB(m, max_ptes_none), num_zero = 0, num_filled = 0;
 
 	if (max_ptes_none == HPAGE_PMD_NR - 1)
 		return false;
 	for (int i = 0; i < HPAGE_PMD_NR; i++) {
-		if (page_bytes_zero(m, folio_page(folio, i)) && ++num_zero > max_ptes_none)
-			return true;
+		if (page_bytes_zero(m, folio_page(folio, i))) {
+			if (++num_zero > max_ptes_none)
+				return true;
+		} else if (++num_filled >= HPAGE_PMD_NR - max_ptes_none) {
+			return false;
+		}
 	}
 	return false;
 }
