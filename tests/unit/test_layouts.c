@@ -366,6 +366,75 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 }
 
 /*
+ * khugepaged's phase where waking at once collapses nothing.  The mm
+ * registers with khugepaged when a first 4 MiB range is madvised, still
+ * empty; a second 4 MiB range is written half (every other page) in 4 KiB
+ * pages and madvised only 1 s later, and the program lives 3 s.  Waking at
+ * once, khugepaged finds nothing to collapse, and its next wake-up is 10 s
+ * on; waking after the second madvise, it collapses both of its 2 MiB
+ * ranges (max_ptes_none 511).  The probes at 750, 1500 and 2250 ms find
+ * that at 1500 ms, so the phases vary as where the first wake-up
+ * collapsed (ranges.c, collapses_later): the collapses range over 0 to 2.
+ * Without the second madvise no phase collapses, and the reason says which
+ * were tried.
+ */
+static void phase_later_trace(int second_madvise)
+{
+	const uint64_t a = 0x7f0000200000ULL, b = 0x7f0000800000ULL;
+	struct trace_header h = { 0 };
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-layout-phase-later.trace", (int)getpid());
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
+				   "10000"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/max_ptes_none", "511"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
+	lsys(9, (int64_t)a, 0, MB(4), RW, ANON_PRIVATE);
+	lsys(28, 0, a, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
+	for (uint64_t x = b; x < b + MB(4); x += 2 * PAGE)
+		trace_write_fault(&W, x, 1, 0);
+	trace_write_time(&W, 1000ULL * 1000000, 0);
+	if (second_madvise)
+		lsys(28, 0, b, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	trace_write_time(&W, 3000ULL * 1000000, 0);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+}
+
+TEST(layouts_khugepaged_phase_probed_where_waking_at_once_collapsed_nothing)
+{
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED, .layouts = 1 };
+	struct replay_result r;
+	uint64_t s[3];
+	char err[1024];
+
+	phase_later_trace(1);
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 0); /* layout 0: at once */
+	ASSERT(r.ranges && r.ranges->phases == 18 && r.ranges->n == 18);
+	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
+		      r.ranges->n, s);
+	ASSERT_EQ(s[0], 0);
+	ASSERT_EQ(s[2], 2);
+	for (int k = 0; k < r.ranges->n; k++) /* before 1 s or asleep: none */
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
+			  r.ranges->phase_ms[k] != UINT64_MAX && r.ranges->phase_ms[k] >= 1000 ? 2
+											      : 0);
+	replay_result_free(&r);
+
+	phase_later_trace(0);
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 1);
+	ASSERT(strstr(r.ranges->phase_why, "nor at 750 ms, 1500 ms or 2250 ms later") != NULL);
+	replay_result_free(&r);
+	unlink(P);
+}
+
+/*
  * Layout 0's probe.  The 4 MiB mapping 4 KiB past a boundary, written,
  * under always: with 6.12's alignment every other layout puts it on a
  * boundary, so its region (mmap) matters and every layout is run; with
