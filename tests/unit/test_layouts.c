@@ -293,6 +293,23 @@ TEST(layouts_only_where_the_layout_can_matter)
 	unlink(P);
 }
 
+/* A trace under THP madvise whose khugepaged sleeps 10 s and scans 4096
+ * pages a wake-up with max_ptes_none 511, the program exec'd: P named NAME. */
+static void phase_trace_begin(const char *name)
+{
+	struct trace_header h = { 0 };
+
+	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-%s.trace", (int)getpid(), name);
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
+				   "10000"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096"));
+	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/max_ptes_none", "511"));
+	ASSERT_OK(trace_writer_open(&W, P, &h));
+	trace_write_proc(&W, PID);
+	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
+}
+
 /*
  * khugepaged's phase.  A 4 MiB range written half (every other page) in
  * 4 KiB pages, then madvised: the mm registers with khugepaged
@@ -308,21 +325,12 @@ TEST(layouts_only_where_the_layout_can_matter)
 TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 {
 	const uint64_t at = 0x7f0000200000ULL;
-	struct trace_header h = { 0 };
 	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED, .layouts = 4 };
 	struct replay_result r;
 	uint64_t s[3];
 	char err[1024];
 
-	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-layout-phase.trace", (int)getpid());
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
-				   "10000"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/max_ptes_none", "511"));
-	ASSERT_OK(trace_writer_open(&W, P, &h));
-	trace_write_proc(&W, PID);
-	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
+	phase_trace_begin("layout-phase");
 	lsys(9, (int64_t)at, 0, MB(4), RW, ANON_PRIVATE);
 	for (uint64_t a = at; a < at + MB(4); a += 2 * PAGE)
 		trace_write_fault(&W, a, 1, 0);
@@ -381,17 +389,8 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 static void phase_later_trace(int second_madvise)
 {
 	const uint64_t a = 0x7f0000200000ULL, b = 0x7f0000800000ULL;
-	struct trace_header h = { 0 };
 
-	snprintf(P, sizeof(P), "/tmp/thpsim-test-%d-layout-phase-later.trace", (int)getpid());
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/enabled", "madvise"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/scan_sleep_millisecs",
-				   "10000"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/pages_to_scan", "4096"));
-	ASSERT_OK(trace_header_add(&h, "transparent_hugepage/khugepaged/max_ptes_none", "511"));
-	ASSERT_OK(trace_writer_open(&W, P, &h));
-	trace_write_proc(&W, PID);
-	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
+	phase_trace_begin("layout-phase-later");
 	lsys(9, (int64_t)a, 0, MB(4), RW, ANON_PRIVATE);
 	lsys(28, 0, a, MB(4), 14 /* MADV_HUGEPAGE */, 0);
 	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
