@@ -365,8 +365,18 @@ def limits(sec):
             k = kern.get(c, 0)
             if not m and not k:
                 continue
-            rows.append({"name": name, "what": c, "model": m, "kernel": k,
-                         "ok": bool(limit_counts_within(m, k))})
+            row = {"name": name, "what": c, "model": m, "kernel": k,
+                   "ok": bool(limit_counts_within(m, k))}
+            # the per-CPU lists keep pages of the THP order too
+            # (pcp_allowed_order: pageblock_order with THP), and a THP
+            # fault takes one there first: up to pcp_pages / 512 THPs more
+            # than the free blocks held (6.1 in CI: 119 against 105)
+            if c == "thp_fault_alloc" and hi is not None and not row["ok"]:
+                top = m + kern.get("pcp_pages", 0) // 512
+                if m <= k <= top or limit_counts_within(top, k):
+                    row["ok"] = True
+                    row["pcp_thps"] = top - m
+            rows.append(row)
         sizes = rep.get("final", {}).get("mthp", {}).get("64kB", {})
         for c in ("anon_fault_alloc", "anon_fault_fallback_charge"):
             if "mthp64_" + c not in kern:
@@ -947,7 +957,9 @@ def main():
                     ("ok (inside the replay's khugepaged phases: %d-%d)" % tuple(x["phases"])
                      if "phases" in x else
                      "ok (killed without the %d kB on the per-CPU lists, not with them)"
-                     % x["pcp_kB"] if "pcp_kB" in x else "ok") if x["ok"]
+                     % x["pcp_kB"] if "pcp_kB" in x else
+                     "ok (the per-CPU lists could hold %d THPs more)" % x["pcp_thps"]
+                     if "pcp_thps" in x else "ok") if x["ok"]
                     else "OUTSIDE" + (" (%s)" % x["why"] if "why" in x else "")))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
