@@ -616,9 +616,18 @@ def aslr_runs(sec):
             ok_runs = sum(1 for x in v if aslr_inside(x, lo, hi))
             med_ok = aslr_inside(med, lo, hi) if several else \
                 lo - ASLR_MEDIAN_SLACK_KB <= med <= hi + ASLR_MEDIAN_SLACK_KB
+            # n recordings of a program whose own timing varies are n draws
+            # of it: a new run lies above the highest of them once in n + 1
+            # (the order statistics of n + 1 draws alike), so of the 16 runs
+            # that many may lie outside, widened as they are (6.12 guest,
+            # gocache: 1 run of 16 at 32012 kB over 8 recordings' 30804).
+            # One recording's range is its layouts': every run inside it.
+            nrec = len(pred.get("replays", [1]))
+            allowed = len(v) // (nrec + 1) if several else 0
             out.append({"name": name, "figure": f, "lo": lo, "hi": hi, "runs": v,
-                        "inside": ok_runs, "median": med, "recordings": len(pred.get("replays", [1])),
-                        "ok": ok_runs == len(v) and med_ok})
+                        "inside": ok_runs, "median": med, "recordings": nrec,
+                        "allowed_outside": allowed,
+                        "ok": len(v) - ok_runs <= allowed and med_ok})
     return out, problems
 
 
@@ -982,12 +991,15 @@ def main():
         for x in k.get("aslr", []):
             recs = x.get("recordings", 1)
             p("  aslr     %-26s %-14s predicted %d-%d kB%s; 16 randomised runs: %s (median %d; %d "
-              "inside 3%% or 1 MiB)  %s" % (
+              "inside 3%% or 1 MiB%s)  %s" % (
                   x["name"], x["figure"], x["lo"], x["hi"],
                   " (%d recordings)" % recs if recs > 1 else "",
                   " ".join(str(r) for r in x["runs"]), x["median"], x["inside"],
+                  "; %d may lie outside: a run lies above %d recordings once in %d" % (
+                      x["allowed_outside"], recs, recs + 1) if x.get("allowed_outside") else "",
                   "ok" if x["ok"] else "OUTSIDE (%s)" % (
-                      "a run" if x["inside"] < len(x["runs"]) else "the median")))
+                      "a run" if len(x["runs"]) - x["inside"] > x.get("allowed_outside", 0)
+                      else "the median")))
     p("")
     p("(programs: model / kernel kB; a diff is model vs kernel for one figure of one scenario)")
     # the failures again, last: CI shows only the tail of a long log

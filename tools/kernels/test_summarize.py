@@ -442,7 +442,9 @@ def randomised_runs_against_several_recordings(tmp):
     """A program recorded several times (Go: its own timing varies) is
     replayed with all its recordings at once; the runs are held against the
     range over every recording's layouts: a run inside the second
-    recording's range only passes, one above them all fails."""
+    recording's range only passes.  Two recordings are two draws of the
+    program: a new run lies above both once in three, so 5 of 16 runs may
+    lie outside (16 // 3); 6 outside fail."""
     def rep(lo, hi):
         return {"processes": [{"final": {
             "Anonymous": lo, "AnonHugePages": 2048,
@@ -460,10 +462,15 @@ def randomised_runs_against_several_recordings(tmp):
                              "-")])
     assert rc == 0 and [(x["lo"], x["hi"]) for x in s[0]["aslr"]] == \
         [(2048, 4096), (20000, 31000)], (rc, s[0].get("aslr"), last)
-    extra = section("aslr-pred go", pred) + runs([20500] * 8 + [30500] * 7 + [40000])
+    extra = section("aslr-pred go", pred) + runs([20500] * 8 + [30500] * 3 + [40000] * 5)
     rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
                              "-")])
-    assert rc == 1 and s[0]["aslr"][1]["inside"] == 15, (rc, s[0]["aslr"])
+    assert rc == 0 and s[0]["aslr"][1]["inside"] == 11 and \
+        s[0]["aslr"][1]["allowed_outside"] == 5, (rc, s[0]["aslr"])
+    extra = section("aslr-pred go", pred) + runs([20500] * 8 + [30500] * 2 + [40000] * 6)
+    rc, s, last = run(tmp, [("ran", text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"),
+                             "-")])
+    assert rc == 1 and s[0]["aslr"][1]["inside"] == 10, (rc, s[0]["aslr"])
     # several recordings: the runs' median is held against the widened
     # range, as each run is (a median 1000 kB under it passes; one
     # recording's replay would fail it: randomised_runs_inside_the_layouts_range)
