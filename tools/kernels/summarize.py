@@ -318,6 +318,21 @@ def limit_counts_within(model, kernel):
     return abs(model - kernel) <= max(4, 0.10 * kernel)
 
 
+def replay_oom_killed(rep):
+    return rep.get("memcg", {}).get("events", {}).get("oom_kill", 0) > 0
+
+
+def limit_ok_text(x):
+    """How a limit row that passed says why, where it took a range."""
+    if "phases" in x:
+        return "ok (inside the replay's khugepaged phases: %d-%d)" % tuple(x["phases"])
+    if "pcp_kB" in x:
+        return "ok (killed without the %d kB on the per-CPU lists, not with them)" % x["pcp_kB"]
+    if "pcp_thps" in x:
+        return "ok (the per-CPU lists could hold %d THPs more)" % x["pcp_thps"]
+    return "ok"
+
+
 def limits(sec):
     rows = []
     for key in sec:
@@ -335,7 +350,7 @@ def limits(sec):
             if len(f) >= 2 and re.match(r"-?\d+$", f[-1]):
                 kern[f[0]] = int(f[-1])
         memcg = rep.get("memcg", {})
-        m_killed = memcg.get("events", {}).get("oom_kill", 0) > 0
+        m_killed = replay_oom_killed(rep)
         k_killed = kern.get("events_oom_kill", 0) > 0 or kern.get("rc") == 137
         row = {"name": name, "what": "OOM-killed", "model": m_killed,
                "kernel": k_killed, "ok": m_killed == k_killed}
@@ -345,8 +360,7 @@ def limits(sec):
         # the replay run with them too bounds the outcome from the other side
         hi, _ = load_json(sec, "limit-replay-pcp " + name)
         if hi is not None:
-            hi_killed = hi.get("memcg", {}).get("events", {}).get("oom_kill", 0) > 0
-            if hi_killed != m_killed:
+            if replay_oom_killed(hi) != m_killed:
                 row["model"] = "either"
                 row["ok"] = True
                 row["pcp_kB"] = kern.get("pcp_pages", 0) * 4
@@ -963,12 +977,7 @@ def main():
             for x in lim:
                 p("  limit    %-18s %-28s model %-8s kernel %-8s %s" % (
                     x["name"], x["what"], x["model"], x["kernel"],
-                    ("ok (inside the replay's khugepaged phases: %d-%d)" % tuple(x["phases"])
-                     if "phases" in x else
-                     "ok (killed without the %d kB on the per-CPU lists, not with them)"
-                     % x["pcp_kB"] if "pcp_kB" in x else
-                     "ok (the per-CPU lists could hold %d THPs more)" % x["pcp_thps"]
-                     if "pcp_thps" in x else "ok") if x["ok"]
+                    limit_ok_text(x) if x["ok"]
                     else "OUTSIDE" + (" (%s)" % x["why"] if "why" in x else "")))
         for x in k.get("mthp", []):
             p("  mthp     %-26s hugepages-%dkB/stats/anon_fault_alloc model %d kernel %d  %s" % (
