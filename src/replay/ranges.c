@@ -264,17 +264,16 @@ static void layout_plan(const struct replay_opts *o, const struct replay_result 
  * run of three, and by the model's waking 12 to 28 ms into a 31 ms trace,
  * not at once and not at its end).  Probes at a quarter, half and three
  * quarters of the window, in the recorded layout: true at the first that
- * collapses.  What was tried goes into g->phase_why.
+ * collapses.  What was tried goes into tried.
  */
 static bool collapses_later(const char *path, const struct replay_opts *o, uint64_t w,
-			    struct replay_ranges *g)
+			    char *tried, size_t size)
 {
 	size_t len = 0;
 
-	g->phase_why[0] = 0;
+	tried[0] = 0;
 	if (w < 4) {
-		snprintf(g->phase_why, sizeof(g->phase_why), "later (a %llu ms window)",
-			 (unsigned long long)w);
+		snprintf(tried, size, "later (a %llu ms window)", (unsigned long long)w);
 		return false;
 	}
 	for (int i = 1; i <= 3; i++) {
@@ -293,13 +292,13 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		replay_result_free(&r);
 		if (collapsed)
 			return true;
-		if (len < sizeof(g->phase_why))
-			len += (size_t)snprintf(g->phase_why + len, sizeof(g->phase_why) - len,
-						"%s%llu ms", i == 1 ? "at " : i == 3 ? " or " : ", ",
+		if (len < size)
+			len += (size_t)snprintf(tried + len, size - len, "%s%llu ms",
+						i == 1 ? "at " : i == 3 ? " or " : ", ",
 						(unsigned long long)p.khugepaged_phase_ms);
 	}
-	if (len < sizeof(g->phase_why))
-		snprintf(g->phase_why + len, sizeof(g->phase_why) - len, " later");
+	if (len < size)
+		snprintf(tried + len, size - len, " later");
 	return false;
 }
 
@@ -322,10 +321,9 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 	}
 	if (w > res->khugepaged_scan_sleep_ms)
 		w = res->khugepaged_scan_sleep_ms;
-	if (!res->khugepaged_collapsed && !collapses_later(path, o, w, g)) {
-		char tried[sizeof(g->phase_why)];
+	char tried[sizeof(g->phase_why)];
 
-		memcpy(tried, g->phase_why, sizeof(tried));
+	if (!res->khugepaged_collapsed && !collapses_later(path, o, w, tried, sizeof(tried))) {
 		snprintf(g->phase_why, sizeof(g->phase_why),
 			 "not varied: khugepaged collapsed nothing waking at once, nor %s", tried);
 		return;
