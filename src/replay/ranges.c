@@ -262,9 +262,14 @@ static void layout_plan(const struct replay_opts *o, const struct replay_result 
  * 6.18 guest's limit row sparse-dontneed: ranges whose PMDs a
  * MADV_DONTNEED split, collapsed back by the kernel's khugepaged in one
  * run of three, and by the model's waking 12 to 28 ms into a 31 ms trace,
- * not at once and not at its end).  Probes at a quarter, half and three
- * quarters of the window, in the recorded layout: true at the first that
- * collapses.  What was tried goes into tried.
+ * not at once and not at its end), or only at the very end, once the
+ * program's last writes are done (the 6.12 guest's coverletter-madvise-
+ * write: 2 MiB written 27 ms before the exit, after a second of reads,
+ * collapsed back by the kernel's khugepaged in every run, by the model's
+ * waking 955 to 985 ms into its 986 ms window).  Probes at a quarter, half
+ * and three quarters of the window and at its end, in the recorded
+ * layout: true at the first that collapses.  What was tried goes into
+ * tried.
  */
 static bool collapses_later(const char *path, const struct replay_opts *o, uint64_t w,
 			    char *tried, size_t size)
@@ -276,7 +281,7 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		snprintf(tried, size, "later (a %llu ms window)", (unsigned long long)w);
 		return false;
 	}
-	for (int i = 1; i <= 3; i++) {
+	for (int i = 1; i <= 4; i++) {
 		struct replay_opts p = *o;
 		struct replay_result r;
 		char err[256];
@@ -285,7 +290,7 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		p.layout = 0;
 		p.layout_probe = 0;
 		p.progress = 0;
-		p.khugepaged_phase_ms = w * (uint64_t)i / 4;
+		p.khugepaged_phase_ms = i < 4 ? w * (uint64_t)i / 4 : w - 1;
 		if (replay_run(path, &p, &r, err, sizeof(err)))
 			return false; /* layout 0 ran; the full plan would fail the same */
 		collapsed = r.khugepaged_collapsed > 0;
@@ -294,7 +299,7 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 			return true;
 		if (len < size)
 			len += (size_t)snprintf(tried + len, size - len, "%s%llu ms",
-						i == 1 ? "at " : i == 3 ? " or " : ", ",
+						i == 1 ? "at " : i == 4 ? " or " : ", ",
 						(unsigned long long)p.khugepaged_phase_ms);
 	}
 	if (len < size)
@@ -302,10 +307,26 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 	return false;
 }
 
+/* The window of khugepaged's first wake-up: from the moment the first mm
+ * registers (a phase counts from there, replay.c's khug_check_registered)
+ * to the end of the trace, or its sleep if shorter; 0 where none
+ * registered.  Counted from the trace's start instead, its last moments
+ * fell after the exit by the time the program took to register (17 ms of
+ * coverletter-madvise-write's second, the moments where it collapses). */
+static uint64_t phase_window_ms(const struct replay_result *res)
+{
+	uint64_t w;
+
+	if (!res->khugepaged_registered || res->khugepaged_registered_ns >= res->duration_ns)
+		return 0;
+	w = (res->duration_ns - res->khugepaged_registered_ns) / 1000000;
+	return w > res->khugepaged_scan_sleep_ms ? res->khugepaged_scan_sleep_ms : w;
+}
+
 static void phase_plan(const char *path, const struct replay_opts *o,
 		       const struct replay_result *res, struct replay_ranges *g)
 {
-	uint64_t w = res->duration_ns / 1000000;
+	uint64_t w = phase_window_ms(res);
 	int points = PHASE_BUDGET / (g->layouts > 0 ? g->layouts : 1);
 
 	g->phases = 1;
@@ -319,8 +340,6 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 			 (unsigned long long)o->khugepaged_phase_ms);
 		return;
 	}
-	if (w > res->khugepaged_scan_sleep_ms)
-		w = res->khugepaged_scan_sleep_ms;
 	char tried[sizeof(g->phase_why)];
 
 	if (!res->khugepaged_collapsed && !collapses_later(path, o, w, tried, sizeof(tried))) {

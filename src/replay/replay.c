@@ -204,6 +204,10 @@ static void khug_check_registered(struct replay *r)
 		return;
 	thps_khugepaged_stats(r->m, &k);
 	if (k.mm_slots) {
+		if (!r->res->khugepaged_registered) {
+			r->res->khugepaged_registered = 1;
+			r->res->khugepaged_registered_ns = r->now_ns;
+		}
 		r->khug_next_ns = r->now_ns + r->o->khugepaged_phase_ms * 1000000ULL;
 		timer_update(r);
 	}

@@ -367,6 +367,10 @@ struct replay_result {
 	uint64_t khugepaged_wakeups, khugepaged_collapsed;
 	uint64_t khugepaged_scan_sleep_ms, khugepaged_pages_to_scan;
 	int khugepaged_on;
+	/* when a first mm registered with khugepaged (ns of the trace), the
+	 * moment its phase counts from; khugepaged_registered 0: none did */
+	uint64_t khugepaged_registered_ns;
+	int khugepaged_registered;
 	uint64_t final_meminfo[THPS_NR_MEMINFO_ITEMS];
 	uint64_t final_pss_sum_kb;
 	uint64_t vm[THPS_NR_VM_ITEMS]; /* /proc/vmstat at the end */

@@ -1234,4 +1234,5 @@ TEST(edges_compare_ranges_across_layouts_and_common_options)
 	ASSERT_EQ(sscanf(row + 8, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]), 4);
 	ASSERT_EQ(v[2], 0); /* peak AnonHugePages */
 	ASSERT_EQ(v[3], 0);
+	tdir_remove();
 }

@@ -380,7 +380,7 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
  * pages and madvised only 1 s later, and the program lives 3 s.  Waking at
  * once, khugepaged finds nothing to collapse, and its next wake-up is 10 s
  * on; waking after the second madvise, it collapses both of its 2 MiB
- * ranges (max_ptes_none 511).  The probes at 750, 1500 and 2250 ms find
+ * ranges (max_ptes_none 511).  The probes at 750, 1500, 2250 and 2999 ms find
  * that at 1500 ms, so the phases vary as where the first wake-up
  * collapsed (ranges.c, collapses_later): the collapses range over 0 to 2.
  * Without the second madvise no phase collapses, and the reason says which
@@ -428,7 +428,55 @@ TEST(layouts_khugepaged_phase_probed_where_waking_at_once_collapsed_nothing)
 	phase_later_trace(0);
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT(r.ranges && r.ranges->phases == 1 && r.ranges->n == 1);
-	ASSERT(strstr(r.ranges->phase_why, "nor at 750 ms, 1500 ms or 2250 ms later") != NULL);
+	ASSERT(strstr(r.ranges->phase_why, "nor at 750 ms, 1500 ms, 2250 ms or 2999 ms later") != NULL);
+	replay_result_free(&r);
+	unlink(P);
+}
+
+/*
+ * khugepaged's window counts from the mm's registration, not the trace's
+ * start (ranges.c, phase_window_ms).  The program registers 1 s in (its
+ * first madvise, of an empty range), writes half of a second 4 MiB range
+ * in 4 KiB pages and madvises it 50 ms before its exit at 3 s: only a
+ * first wake-up between
+ * 2950 and 3000 ms collapses it, 1950 to 2000 ms after the registration.
+ * The window is 2000 ms, and its last moment, 1999 ms, collapses both
+ * ranges; counted from the trace's start the window was 3000 ms and every
+ * moment of it, the probes' as well, missed those 50 ms.
+ */
+TEST(layouts_khugepaged_window_counts_from_the_registration)
+{
+	const uint64_t a = 0x7f0000200000ULL, b = 0x7f0000800000ULL;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED, .layouts = 1 };
+	struct replay_result r;
+	uint64_t s[3];
+	char err[1024];
+
+	phase_trace_begin("layout-phase-window");
+	trace_write_time(&W, 1000ULL * 1000000, 0);
+	lsys(9, (int64_t)a, 0, MB(4), RW, ANON_PRIVATE);
+	lsys(28, 0, a, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
+	trace_write_time(&W, 2950ULL * 1000000, 0);
+	for (uint64_t x = b; x < b + MB(4); x += 2 * PAGE)
+		trace_write_fault(&W, x, 1, 0);
+	lsys(28, 0, b, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	trace_write_time(&W, 3000ULL * 1000000, 0);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 0); /* layout 0: at once */
+	ASSERT(r.ranges && r.ranges->phases == 18 && r.ranges->n == 18);
+	ASSERT_EQ(r.ranges->phase_ms[1], 125); /* 2000 ms / 16 */
+	ASSERT_EQ(r.ranges->phase_ms[16], 1999);
+	replay_spread(r.ranges->machine + (size_t)RANGE_thp_collapse_alloc * r.ranges->n,
+		      r.ranges->n, s);
+	ASSERT_EQ(s[0], 0);
+	ASSERT_EQ(s[2], 2);
+	for (int k = 0; k < r.ranges->n; k++) /* only the last moment is after the writes */
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
+			  k == 16 ? 2 : 0);
 	replay_result_free(&r);
 	unlink(P);
 }
