@@ -29,7 +29,9 @@
 # SUITE:PATTERN takes the package from that suite of Debian's archive,
 # DEBIAN_MIRROR, whose index is fetched into KERNEL_CACHE/apt/SUITE with an
 # apt configuration of its own: this machine's apt sources and lists are
-# never changed), KERNEL_JOBS (guests booted at once, default 1),
+# never changed), KERNEL_JOBS (guests booted at once, default 2: each is
+# one vCPU of TCG, about one host CPU), KERNEL_SPLIT=0 (the 6.12 guest's
+# randomised runs in that guest, not in a guest of their own beside it),
 # KERNEL_CACHE, QEMU (the qemu-system-x86_64 to run), KERNELS_INSTALL=0
 # (install nothing), KERNEL_EXTRA=SCRIPT (a measurement by hand: each guest
 # runs SCRIPT alone, with KERNEL_SMP vCPUs, default 1, and its output is
@@ -50,7 +52,8 @@ LOGS=$O/logs
 # huge zero page, which some of those hosts lack (pvm_no_zero_page=1)
 KERNEL_PACKAGES=${KERNEL_PACKAGES:-"linux-image-6.1.0-*-amd64-unsigned linux-image-6.12.*+deb12-amd64-unsigned trixie-backports:linux-image-6.18.*+deb13-amd64"}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-KERNEL_JOBS=${KERNEL_JOBS:-1}
+KERNEL_JOBS=${KERNEL_JOBS:-2}
+KERNEL_SPLIT=${KERNEL_SPLIT:-1}
 KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/thpsim-kernels}
 # the 6.12 guest takes 220-280 s of make check's on one machine of our
 # kind, 400-470 s on another whose TCG runs at half the speed (470.6 s once
@@ -299,34 +302,67 @@ initramfs() {
 		gzip -1 > "$OUT/$1.initramfs.gz"
 }
 
-# boot N PATTERN PACKAGE VERSION DIR RELEASE: one guest; its row of RUNS goes
-# to OUT/row.N, so that guests booted side by side keep the patterns' order.
+# boot RELEASE DIR [PART]: one guest, its files OUT/RELEASE[.PART].*: the
+# console, the results, QEMU's messages, and "STATUS SECONDS REASON" in
+# .status.  PART (thpsim.part=PART on its command line): the part of the
+# checks it runs (tools/kernels/init), all of them without.
 boot() {
-	local n=$1 pat=$2 pkg=$3 ver=$4 dir=$5 rel=$6 t0 rc secs status=ran why=-
+	local rel=$1 dir=$2 part=${3:-} f t0 rc secs status=ran why=-
+	f=$OUT/$rel${part:+.$part}
 	t0=$(date +%s.%N)
 	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp "$KERNEL_SMP" -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \
-		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 panic=-1 quiet" \
-		-serial "file:$OUT/$rel.console" -serial "file:$OUT/$rel.results" \
-		< /dev/null > "$OUT/$rel.qemu" 2>&1
+		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 ${part:+thpsim.part=$part }panic=-1 quiet" \
+		-serial "file:$f.console" -serial "file:$f.results" \
+		< /dev/null > "$f.qemu" 2>&1
 	rc=$?
 	secs=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
 	if [ $rc = 124 ]; then
 		status=failed
-		why="the guest did not power off within ${BOOT_TIMEOUT}s (console: $OUT/$rel.console)"
+		why="the guest did not power off within ${BOOT_TIMEOUT}s (console: $f.console)"
 	elif [ $rc != 0 ]; then
-		status=failed why="qemu exited with $rc: $(tail -n 1 "$OUT/$rel.qemu")"
+		status=failed why="qemu exited with $rc: $(tail -n 1 "$f.qemu")"
 	fi
-	# the randomised rows' predictions: replays of the guest's traces,
-	# here (host_replays.py says why)
-	[ $rc = 0 ] && python3 "$HERE/host_replays.py" "$OUT/$rel.results" "$S/thpsim"
+	printf '%s %s %s\n' "$status" "$secs" "$why" > "$f.status"
+	say "$rel${part:+ ($part)} done after $secs s"
+}
+
+# finish N PATTERN PACKAGE VERSION RELEASE PARTS: row N of RUNS, once the
+# kernel's guests are done: a part's sections added to the main guest's
+# results (its own "timing" as "timing PART"), a part that failed or did
+# not finish failing the kernel, and the randomised rows' predictions and
+# the replays the guest asked for made here (host_replays.py says why).
+finish() {
+	local n=$1 pat=$2 pkg=$3 ver=$4 rel=$5 parts=$6 p status secs why pst psecs pwhy
+	read -r status secs why < "$OUT/$rel.status"
+	for p in $parts; do
+		read -r pst psecs pwhy < "$OUT/$rel.$p.status"
+		if [ "$pst" != ran ]; then
+			[ "$status" = ran ] && status=failed why="its $p guest: $pwhy"
+		elif ! grep -q '^@@THPSIM-DONE@@' "$OUT/$rel.$p.results"; then
+			[ "$status" = ran ] && status=failed why="its $p guest did not finish (console: $OUT/$rel.$p.console)"
+		fi
+		sed -n '/^@@THPSIM-START@@/,/^@@THPSIM-DONE@@/p' "$OUT/$rel.$p.results" |
+			sed -e '/^@@THPSIM-START@@/d' -e '/^@@THPSIM-DONE@@/d' \
+			    -e "s/^@@THPSIM-BEGIN \(info\|end\|timing\)@@/@@THPSIM-BEGIN \1 $p@@/" \
+			    -e "s/^@@THPSIM-END \(info\|end\|timing\) rc=/@@THPSIM-END \1 $p rc=/" \
+			>> "$OUT/$rel.results"
+		secs="$secs+$psecs"
+	done
+	[ "$status" = ran ] && python3 "$HERE/host_replays.py" "$OUT/$rel.results" "$S/thpsim"
 	RUNS=$OUT/row.$n run_row "$pat" "$pkg" "$ver" "$status" "$secs" "$OUT/$rel.results" "$why"
-	say "$rel done after $secs s"
 }
 
 # ---- the guests ----
 # Every kernel fetched first (one apt at a time), then the guests booted,
-# KERNEL_JOBS at once: each is one vCPU of TCG, one host CPU.
+# KERNEL_JOBS at once: each is one vCPU of TCG, about one host CPU (two
+# 6.1 and 6.12 guests side by side, alone on 2 CPUs, took 281 s and 515 s
+# where one at a time beside make check's host stages took 255 s and 515 s,
+# 2026-12-07).  The 6.12 guest's randomised runs (tools/kernels/init) go to
+# a guest of their own, booted after the others, so that the longest guest
+# is shorter: 6.12's are the only randomised rows.
+jobs_list=()
+late=()
 n=0
 for pat in $KERNEL_PACKAGES; do
 	n=$((n + 1))
@@ -342,13 +378,29 @@ for pat in $KERNEL_PACKAGES; do
 		echo "check-kernels: cannot build the initramfs" >&2
 		exit 2
 	fi
+	parts=
+	if [ "$KERNEL_SPLIT" = 1 ] && [ -z "$KERNEL_EXTRA" ]; then
+		case $rel in 6.12.*) parts=randomised ;; esac
+	fi
+	echo "$n $pat $pkg $ver $rel ${parts:--}" >> "$OUT/kernels.list"
+	jobs_list+=("$rel $dir ${parts:+main}")
+	for p in $parts; do late+=("$rel $dir $p"); done
+done
+for job in "${jobs_list[@]}" "${late[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$KERNEL_JOBS" ]; do
 		wait -n
 	done
-	say "booting $rel ($pkg $ver)"
-	boot "$n" "$pat" "$pkg" "$ver" "$dir" "$rel" &
+	read -r rel dir part <<< "$job"
+	say "booting $rel${part:+ ($part)}"
+	boot "$rel" "$dir" "$part" &
 done
 wait
+if [ -f "$OUT/kernels.list" ]; then
+	while read -r kn kpat kpkg kver krel kparts; do
+		[ "$kparts" = - ] && kparts=
+		finish "$kn" "$kpat" "$kpkg" "$kver" "$krel" "$kparts"
+	done < "$OUT/kernels.list"
+fi
 for i in $(seq 1 "$n"); do
 	cat "$OUT/row.$i" >> "$RUNS"
 done

@@ -18,8 +18,18 @@ summarize.py reads: the replay's JSON and its exit status.
 
 A row's traces are its own recordings ("aslr-trace-base64 NAME I", I = 1,
 2, ...: a program recorded several times, gocache), or else its programs
-row's recording ("trace-base64 NAME").  Exit status 0, or 2 for bad
-arguments or a RESULTS that cannot be read or written.
+row's recording ("trace-base64 NAME").
+
+The guest's other replays whose figures it does not need itself (a
+program's replay as recorded, a limit row's replay under its memory.max,
+the global-pressure rows' under their free blocks: 36 s of the 6.12
+guest's time, 2026-12-07) come here the same way: a section
+"host-replay SECTION" names, on its first line, the section holding the
+trace ("trace-base64 NAME"), and on its second the replay's arguments;
+this appends SECTION, the replay's JSON, and its exit status.
+
+Exit status 0, or 2 for bad arguments or a RESULTS that cannot be read or
+written.
 """
 import base64
 import binascii
@@ -44,8 +54,9 @@ def traces_of(sec, name):
     return [body] if not rc and body.strip() else []
 
 
-def replay(thpsim, name, bodies, work):
-    """(JSON text or a reason, exit status) of thpsim replay over the traces."""
+def replay(thpsim, name, bodies, work, args=()):
+    """(JSON text or a reason, exit status) of thpsim replay over the traces,
+    with ARGS besides."""
     paths = []
     for i, body in enumerate(bodies):
         path = os.path.join(work, "%s.%d.trace" % (name, i + 1))
@@ -56,9 +67,28 @@ def replay(thpsim, name, bodies, work):
         with open(path, "wb") as f:
             f.write(data)
         paths.append(path)
-    p = subprocess.run([thpsim, "replay"] + paths + ["--format", "json", "--quiet"],
+    p = subprocess.run([thpsim, "replay"] + paths + list(args) + ["--format", "json", "--quiet"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return (p.stdout if p.stdout.strip() else p.stderr.strip()), p.returncode
+
+
+def section(name, body, rc):
+    return "@@THPSIM-BEGIN %s@@\n%s\n@@THPSIM-END %s rc=%d@@\n" % (name, body.rstrip("\n"), name, rc)
+
+
+def asked_replay(thpsim, sec, target, request, work):
+    """(JSON text or a reason, exit status) of the replay a guest's
+    "host-replay TARGET" section asks for: the trace's section, then the
+    arguments."""
+    lines = request.strip().split("\n")
+    if len(lines) != 2 or not lines[0].startswith("trace-base64 "):
+        return "the guest's request for '%s' is not a trace section and arguments: %r" % (
+            target, request.strip()[:200]), 2
+    body, rc = sec.get(lines[0], ("", 1))
+    if rc or not body.strip():
+        return "no '%s' from the guest for '%s'" % (lines[0], target), 2
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", target)
+    return replay(thpsim, name, [body], work, lines[1].split())
 
 
 def main(argv):
@@ -85,8 +115,13 @@ def main(argv):
                 body, rc = "no trace of %s from the guest" % name, 2
             else:
                 body, rc = replay(thpsim, name, bodies, work)
-            out.append("@@THPSIM-BEGIN aslr-pred %s@@\n%s\n@@THPSIM-END aslr-pred %s rc=%d@@\n"
-                       % (name, body.rstrip("\n"), name, rc))
+            out.append(section("aslr-pred " + name, body, rc))
+        for key in sorted(k for k in sec if k.startswith("host-replay ")):
+            target = key[len("host-replay "):]
+            if target in sec:
+                continue
+            body, rc = asked_replay(thpsim, sec, target, sec[key][0], work)
+            out.append(section(target, body, rc))
     try:
         with open(results, "a") as f:
             f.write("".join(out))

@@ -677,6 +677,50 @@ def the_randomised_predictions_are_replayed_on_the_host(tmp):
     assert sec["aslr-pred old"] == ("{}", 0) and "aslr-pred quiet" not in sec, sorted(sec)
 
 
+@test
+def the_replays_a_guest_asks_for_are_made_on_the_host(tmp):
+    """host_replays.py: each "host-replay SECTION" section becomes SECTION,
+    the replay of the trace its first line names with the arguments of its
+    second; a request whose trace is missing, or that is malformed, gets a
+    reason and status 2; a SECTION the guest made itself is kept.  The fake
+    thpsim prints each argument, a trace as its content."""
+    import base64
+    fake = os.path.join(tmp, "thpsim")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\nshift\nfor a in \"$@\"; do case $a in *.trace) cat \"$a\";; "
+                "*) printf %s \"$a\";; esac; printf ' '; done\n")
+    os.chmod(fake, 0o755)
+    text = guest([scenario("a", "match")])
+    extra = (section("trace-base64 limit-sparse", base64.b64encode(b"sparse").decode()) +
+             section("host-replay limit-replay sparse",
+                     "trace-base64 limit-sparse\n--layouts 1 --memory-max 200M") +
+             section("host-replay limit-replay-pcp sparse",
+                     "trace-base64 limit-sparse\n--layouts 1 --free-blocks 1,2") +
+             section("host-replay replay-off gone", "trace-base64 gone\n--as-recorded") +
+             section("host-replay replay-off bad", "--as-recorded") +
+             section("replay-off kept", "{}") +
+             section("host-replay replay-off kept", "trace-base64 limit-sparse\n--as-recorded"))
+    results = os.path.join(tmp, "r.results")
+    with open(results, "w") as f:
+        f.write(text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "host_replays.py"), results, fake],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sys.path.insert(0, HERE)
+    import summarize
+    sec, done = summarize.sections(results)
+    assert p.returncode == 0 and done, (p.returncode, p.stderr)
+    tail = " --format json --quiet "
+    assert sec.get("limit-replay sparse") == ("sparse --layouts 1 --memory-max 200M" + tail, 0), \
+        sec.get("limit-replay sparse")
+    assert sec.get("limit-replay-pcp sparse") == ("sparse --layouts 1 --free-blocks 1,2" + tail, 0), \
+        sec.get("limit-replay-pcp sparse")
+    assert sec.get("replay-off gone", ("", 0))[1] == 2 and \
+        "no 'trace-base64 gone'" in sec["replay-off gone"][0], sec.get("replay-off gone")
+    assert sec.get("replay-off bad", ("", 0))[1] == 2 and \
+        "not a trace section" in sec["replay-off bad"][0], sec.get("replay-off bad")
+    assert sec.get("replay-off kept") == ("{}", 0), sec.get("replay-off kept")
+
+
 def main():
     passed = failed = 0
     for t in TESTS:
