@@ -34,11 +34,11 @@
 #define KHUGEPAGED_FAST_MS "10"        /* ...and quick ones for a scans= step */
 #define KHUGEPAGED_FAST_PAGES "65536"  /* 256 MiB per wake-up */
 
-int scn_cmdline_is_guest(const char *cmdline)
+int scn_cmdline_has(const char *cmdline, const char *word)
 {
-	size_t n = strlen(SCN_GUEST_FLAG);
+	size_t n = strlen(word);
 
-	for (const char *p = cmdline; p && (p = strstr(p, SCN_GUEST_FLAG)); p += n) {
+	for (const char *p = cmdline; p && (p = strstr(p, word)); p += n) {
 		int starts = p == cmdline || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n';
 		char end = p[n];
 
@@ -48,11 +48,24 @@ int scn_cmdline_is_guest(const char *cmdline)
 	return 0;
 }
 
+int scn_cmdline_is_guest(const char *cmdline)
+{
+	return scn_cmdline_has(cmdline, SCN_GUEST_FLAG);
+}
+
 int scn_in_guest(void)
 {
 	char buf[4096];
 
 	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 && scn_cmdline_is_guest(buf);
+}
+
+int scn_as_host_emulated_only(void)
+{
+	char buf[4096];
+
+	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 &&
+	       scn_cmdline_has(buf, SCN_EMULATED_ONLY_FLAG);
 }
 
 /* A knob name we may turn into a path: below transparent_hugepage/, no

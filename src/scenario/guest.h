@@ -21,9 +21,18 @@ struct scn_guest_thp {
 	} saved[SCN_GUEST_MAX_SAVED];
 };
 
+/* The flag a check-kernels guest puts on the command line it shows its
+ * run of the corpus as a host (tools/kernels/init, validate_as_host): a
+ * scenario that runs there as in the guest's own run, nothing emulated
+ * (the settings it needs are this kernel's already), is skipped, since
+ * the guest's own run has run it alike on the same kernel. */
+#define SCN_EMULATED_ONLY_FLAG "thpsim.as_host=emulated"
+
 /* Does this command line (the text of /proc/cmdline) carry SCN_GUEST_FLAG
  * as a word of its own? */
 int scn_cmdline_is_guest(const char *cmdline);
+/* Does it carry WORD as a word of its own? */
+int scn_cmdline_has(const char *cmdline, const char *word);
 
 /*
  * Inside a guest, write the scenario's "set transparent_hugepage/..." knobs
@@ -43,6 +52,8 @@ int scn_guest_thp_apply(const struct scenario *s, struct scn_guest_thp *saved);
 
 /* Is this a check-kernels guest (SCN_GUEST_FLAG on /proc/cmdline)? */
 int scn_in_guest(void);
+/* Is SCN_EMULATED_ONLY_FLAG on /proc/cmdline? */
+int scn_as_host_emulated_only(void);
 
 /*
  * khugepaged inside a guest.  hold: khugepaged's scan_sleep_millisecs set

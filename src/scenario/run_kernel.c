@@ -1502,6 +1502,10 @@ static int run_kernel(struct kernel_run *kr)
 
 	if (plan_settings(s, r, &emulate) || r->skipped)
 		return 0;
+	if (emulate == EMU_NONE && !scn_in_guest() && scn_as_host_emulated_only())
+		return skip(r, "%s%s", "nothing to emulate: it runs here as it did in this guest's own "
+			    "run of the corpus, on the same kernel with the same settings ("
+			    SCN_EMULATED_ONLY_FLAG ")", "");
 	if (fits_in_memory(s, r))
 		return -1;
 	k.is_root = geteuid() == 0;

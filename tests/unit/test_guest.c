@@ -85,6 +85,11 @@ TEST(guest_flag_is_a_word_of_the_command_line)
 	ASSERT(!scn_cmdline_is_guest("thpsim.guest=10"));
 	ASSERT(!scn_cmdline_is_guest("thpsim.guest=0 xthpsim.guest=1"));
 	ASSERT(!scn_cmdline_is_guest("thpsim.guest=1x thpsim.guest"));
+	/* the guest's run as a host: its own command line, the flag swapped */
+	ASSERT(scn_cmdline_has("console=ttyS0 thpsim.as_host=emulated quiet\n", SCN_EMULATED_ONLY_FLAG));
+	ASSERT(!scn_cmdline_is_guest("console=ttyS0 thpsim.as_host=emulated quiet\n"));
+	ASSERT(!scn_cmdline_has("thpsim.as_host=emulatedx", SCN_EMULATED_ONLY_FLAG));
+	ASSERT(!scn_cmdline_has("console=ttyS0 thpsim.guest=1\n", SCN_EMULATED_ONLY_FLAG));
 }
 
 TEST(guest_host_writes_nothing)

@@ -305,10 +305,12 @@ initramfs() {
 # boot RELEASE DIR [PART]: one guest, its files OUT/RELEASE[.PART].*: the
 # console, the results, QEMU's messages, and "STATUS SECONDS REASON" in
 # .status.  PART (thpsim.part=PART on its command line): the part of the
-# checks it runs (tools/kernels/init), all of them without.
+# checks it runs (tools/kernels/init), all of them without; the main part's
+# files are the kernel's own, OUT/RELEASE.*.
 boot() {
 	local rel=$1 dir=$2 part=${3:-} f t0 rc secs status=ran why=-
-	f=$OUT/$rel${part:+.$part}
+	f=$OUT/$rel
+	[ -n "$part" ] && [ "$part" != main ] && f=$f.$part
 	t0=$(date +%s.%N)
 	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp "$KERNEL_SMP" -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \

@@ -637,6 +637,21 @@ def randomised_runs_take_the_first_of_processes_that_tie(tmp):
         (rc, s[0].get("aslr"), last)
 
 
+def host_replays(tmp, text, extra, fake):
+    """The guest's results TEXT with the sections EXTRA, after host_replays.py
+    with the thpsim FAKE: its sections."""
+    results = os.path.join(tmp, "r.results")
+    with open(results, "w") as f:
+        f.write(text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "host_replays.py"), results, fake],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sys.path.insert(0, HERE)
+    import summarize
+    sec, done = summarize.sections(results)
+    assert p.returncode == 0 and done, (p.returncode, p.stderr)
+    return sec
+
+
 @test
 def the_randomised_predictions_are_replayed_on_the_host(tmp):
     """host_replays.py: a row with randomised runs gets its aslr-pred from a
@@ -661,15 +676,7 @@ def the_randomised_predictions_are_replayed_on_the_host(tmp):
              section("trace-base64 quiet", b64("quiet-row")) +
              section("aslr-pred old", "{}") + section("aslr-run old 1", "{}") +
              "".join(section("aslr-run %s 1" % n, "{}") for n in ("go", "py", "none")))
-    results = os.path.join(tmp, "r.results")
-    with open(results, "w") as f:
-        f.write(text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"))
-    p = subprocess.run([sys.executable, os.path.join(HERE, "host_replays.py"), results, fake],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sys.path.insert(0, HERE)
-    import summarize
-    sec, done = summarize.sections(results)
-    assert p.returncode == 0 and done, (p.returncode, p.stderr)
+    sec = host_replays(tmp, text, extra, fake)
     assert sec["aslr-pred go"] == ("go-one go-two ", 0), sec.get("aslr-pred go")
     assert sec["aslr-pred py"] == ("py-row ", 0), sec.get("aslr-pred py")
     assert sec["aslr-pred none"][1] == 2 and "no trace of none" in sec["aslr-pred none"][0], \
@@ -700,15 +707,7 @@ def the_replays_a_guest_asks_for_are_made_on_the_host(tmp):
              section("host-replay replay-off bad", "--as-recorded") +
              section("replay-off kept", "{}") +
              section("host-replay replay-off kept", "trace-base64 limit-sparse\n--as-recorded"))
-    results = os.path.join(tmp, "r.results")
-    with open(results, "w") as f:
-        f.write(text.replace("@@THPSIM-DONE@@", extra + "@@THPSIM-DONE@@"))
-    p = subprocess.run([sys.executable, os.path.join(HERE, "host_replays.py"), results, fake],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sys.path.insert(0, HERE)
-    import summarize
-    sec, done = summarize.sections(results)
-    assert p.returncode == 0 and done, (p.returncode, p.stderr)
+    sec = host_replays(tmp, text, extra, fake)
     tail = " --format json --quiet "
     assert sec.get("limit-replay sparse") == ("sparse --layouts 1 --memory-max 200M" + tail, 0), \
         sec.get("limit-replay sparse")
