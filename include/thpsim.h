@@ -482,6 +482,13 @@ struct thps_pageinfo {
 	int mapcount;      /* folio mapcount */
 };
 int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out);
+/*
+ * For each of n addresses, whether a PMD maps its 2 MiB (a THP or the huge
+ * zero page: thps_pageinfo's huge), into mapped[i] as 1 or 0, under one
+ * hold of the process's lock: what a point of the coverage series asks of
+ * every range the program touched.
+ */
+int thps_pmd_mapped(thps_proc *p, const uint64_t *addr, size_t n, uint8_t *mapped);
 
 /*
  * Could a folio larger than a page back the VMA at addr, wherever the VMA

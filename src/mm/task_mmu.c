@@ -233,6 +233,22 @@ int thps_pageinfo(thps_proc *p, uint64_t addr, struct thps_pageinfo *out)
 	return 0;
 }
 
+int thps_pmd_mapped(thps_proc *p, const uint64_t *addr, size_t n, uint8_t *mapped)
+{
+	struct mm_struct *mm = &p->mm;
+
+	mm_lock(mm);
+	for (size_t i = 0; i < n; i++) {
+		pmd_t *pmd = addr[i] < TASK_SIZE ? pmd_walk(mm, addr[i]) : NULL;
+		pmd_t v;
+
+		mapped[i] = pmd && !pmd_none(v = pmdp_get(pmd)) && pmd_trans_huge(v) &&
+			    pmd_present(v);
+	}
+	mm_unlock(mm);
+	return 0;
+}
+
 int thps_thp_possible(thps_proc *p, uint64_t addr)
 {
 	struct mm_struct *mm = &p->mm;

@@ -390,6 +390,39 @@ static void occ_fork(struct replay *r, struct replay_mm *parent, struct replay_m
 	child->occ->written = parent->occ->written;
 }
 
+/* covered(), for every touched range of mm into pt: the PMDs asked for in
+ * batches, each under one hold of the process's lock (a point of the series
+ * asks for every range; one page walk and lock each took a quarter of a
+ * 1 GiB trace's replay with every measure). */
+static void covered_all(struct replay_mm *mm, int mthp, struct replay_coverage_point *pt)
+{
+	enum { BATCH = 256 };
+	const struct occ_ranges *o = mm->occ;
+	uint64_t addr[BATCH], idx[BATCH];
+	uint8_t mapped[BATCH];
+	uint64_t j = 0;
+
+	while (j < o->cap) {
+		size_t n = 0;
+
+		for (; j < o->cap && n < BATCH; j++)
+			if (o->v[j].nt) { /* one PMD maps all of its 2 MiB, or none */
+				idx[n] = j;
+				addr[n++] = (o->v[j].key - 1) << RANGE_SHIFT;
+			}
+		if (!n || thps_pmd_mapped(mm->proc, addr, n, mapped))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct occ_range *e = &o->v[idx[k]];
+
+			if (mapped[k])
+				pt->touched_huge_kb += 4ULL * e->nt;
+			else if (mthp)
+				mthp_touched(mm, e, pt->touched_mthp_kb);
+		}
+	}
+}
+
 /* A point of the coverage series: the live address spaces' touched pages
  * and those a PMD maps; thinned as the series is (measure_series.c, which
  * runs first and has doubled keep_every if it was full). */
@@ -406,10 +439,7 @@ static void occ_tick(struct replay *r, uint64_t idx)
 		if (mm->ended || !mm->occ)
 			continue;
 		pt.touched_kb += 4 * mm->occ->touched;
-		for (uint64_t j = 0; j < mm->occ->cap; j++)
-			if (mm->occ->v[j].nt)
-				covered(mm, &mm->occ->v[j], mthp, &pt.touched_huge_kb,
-					pt.touched_mthp_kb);
+		covered_all(mm, mthp, &pt);
 	}
 	if (c->n == c->cap) {
 		int cap = c->cap ? c->cap * 2 : 64;

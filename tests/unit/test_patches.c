@@ -63,6 +63,40 @@ TEST(hzp_is_one_zero_filled_order9_page)
 	texit(p);
 }
 
+/* thps_pmd_mapped (the coverage series' question, many ranges at once)
+ * answers as thps_pageinfo's huge: a PMD maps the huge zero page (a read)
+ * and a THP (a write) under madvise; not a range written under never (4 KiB
+ * pages), one never touched, nor an address nothing maps. */
+TEST(pmd_mapped_agrees_with_pageinfo)
+{
+	thps_proc *p;
+	uint64_t a, addr[5];
+	uint8_t mapped[5];
+	const uint8_t want[5] = { 1, 1, 0, 0, 0 };
+
+	tmachine(64, NULL);
+	p = proc_with_region(MB(8), &a);
+	tread(p, a, PAGE, PAGE, 0);
+	twrite(p, a + MB(2), PAGE, PAGE, 1);
+	tknob("transparent_hugepage/enabled", "never");
+	twrite(p, a + MB(6), PAGE, PAGE, 1);
+	tknob("transparent_hugepage/enabled", "madvise");
+	addr[0] = a + 12345;
+	addr[1] = a + MB(2) + PAGE;
+	addr[2] = a + MB(4);
+	addr[3] = a + MB(6);
+	addr[4] = 0x1000;
+	memset(mapped, 7, sizeof(mapped));
+	ASSERT_OK(thps_pmd_mapped(p, addr, 5, mapped));
+	for (int i = 0; i < 5; i++) {
+		ASSERT_EQ(mapped[i], want[i]);
+		ASSERT_EQ(mapped[i], (uint8_t)tpage(p, addr[i]).huge);
+	}
+	ASSERT_OK(thps_pmd_mapped(p, addr, 0, mapped)); /* nothing asked */
+	tcheck();
+	texit(p);
+}
+
 /* 02 "thp: zap_huge_pmd(): zap huge zero pmd": clearing the PMD frees the
  * deposited table and nothing else; Rss never moved. */
 TEST(hzp_zap_frees_only_the_deposited_table)
