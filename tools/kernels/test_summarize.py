@@ -300,6 +300,30 @@ def attribution_by_vma_counts_each_figure(tmp):
 
 
 @test
+def attribution_inside_khugepaged_phases(tmp):
+    """A process whose figures only the replay's khugepaged phases hold (the
+    real run's khugepaged collapsed a range the replay's waking at once did
+    not): its VMAs' Anonymous and AnonHugePages may differ by that collapse,
+    each passing with the reason; the same VMAs without the phases' range
+    fail."""
+    mib = 1 << 20
+    kern = [(64 * mib, 70 * mib, 5036, 2048)]
+    model = [(64 * mib, 70 * mib, 3488, 0)]
+    rng = {"Anonymous": (3488, 5120), "AnonHugePages": (0, 2048)}
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(3488, 5036),
+                                           huge=(0, 2048), rng=rng, vmas=(kern, model)), "-")])
+    assert rc == 0, (rc, last)
+    assert [(x["figure"], x["ok"], x["note"]) for x in s[0]["attribution"]] == [
+        ("Anonymous", True, "khugepaged's phase: the process's figures are inside"),
+        ("AnonHugePages", True, "khugepaged's phase: the process's figures are inside")], \
+        s[0]["attribution"]
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], anon=(3488, 5036),
+                                           huge=(0, 2048), vmas=(kern, model)), "-")])
+    assert rc == 1, (rc, last)
+    assert [x["ok"] for x in s[0]["attribution"]] == [False, False], s[0]["attribution"]
+
+
+@test
 def work_counts_compared(tmp):
     # thp_zero_page_alloc is not compared (another program may have made the
     # huge zero page); a count within one event passes, 3 splits against 5 not
