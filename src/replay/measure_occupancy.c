@@ -194,21 +194,29 @@ static int bucket(unsigned n)
 	return n >= RANGE_PAGES ? REPLAY_OCC_BUCKETS - 1 : (int)((n - 1) / 64);
 }
 
+/* The range's first address. */
+static uint64_t range_base(const struct occ_range *e)
+{
+	return (e->key - 1) << RANGE_SHIFT;
+}
+
 /* The first touched page of a range, as an address. */
 static uint64_t first_touched(const struct occ_range *e)
 {
 	for (int w = 0; w < 8; w++)
 		if (e->touched[w])
-			return (((e->key - 1) << 9) + (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(e->touched[w])) << 12;
-	return (e->key - 1) << RANGE_SHIFT;
+			return range_base(e) + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(e->touched[w])) << 12);
+	return range_base(e);
 }
 
-/* Is the range a PMD maps now (a THP or the huge zero page)? */
+/* Is the range a PMD maps now (a THP or the huge zero page)?  Its base
+ * stands for it: one PMD maps all of its 2 MiB, or none. */
 static int pmd_mapped(struct replay_mm *mm, const struct occ_range *e)
 {
-	struct thps_pageinfo pi;
+	uint64_t base = range_base(e);
+	uint8_t mapped = 0;
 
-	return !thps_pageinfo(mm->proc, first_touched(e), &pi) && pi.present && pi.huge;
+	return !thps_pmd_mapped(mm->proc, &base, 1, &mapped) && mapped;
 }
 
 /* Does the machine hold any mTHP folio (orders below the PMD's)? */
@@ -228,7 +236,7 @@ static void mthp_touched(struct replay_mm *mm, const struct occ_range *e,
 			 uint64_t kb[REPLAY_MTHP_ORDERS])
 {
 	uint8_t order[RANGE_PAGES];
-	uint64_t base = (e->key - 1) << RANGE_SHIFT;
+	uint64_t base = range_base(e);
 
 	if (thps_folio_orders(mm->proc, base, base + (RANGE_PAGES << 12), order))
 		return;
@@ -237,12 +245,13 @@ static void mthp_touched(struct replay_mm *mm, const struct occ_range *e,
 			kb[order[p]] += 4;
 }
 
-/* Range e's touched pages in huge mappings: in a range a PMD maps, or
- * (mthp set) page by page in mTHP folios. */
-static void covered(struct replay_mm *mm, const struct occ_range *e, int mthp, uint64_t *huge_kb,
-		    uint64_t mthp_kb[REPLAY_MTHP_ORDERS])
+/* Range e's touched pages in huge mappings: in a range a PMD maps
+ * (mapped: pmd_mapped's answer), or (mthp set) page by page in mTHP
+ * folios. */
+static void covered(struct replay_mm *mm, const struct occ_range *e, int mapped, int mthp,
+		    uint64_t *huge_kb, uint64_t mthp_kb[REPLAY_MTHP_ORDERS])
 {
-	if (pmd_mapped(mm, e))
+	if (mapped)
 		*huge_kb += 4ULL * e->nt;
 	else if (mthp)
 		mthp_touched(mm, e, mthp_kb);
@@ -267,7 +276,7 @@ static void occ_histogram(struct replay *r, struct replay_mm *mm, struct replay_
 		out->ranges[kind][0][bucket(e->nt)]++;
 		if (e->nw)
 			out->ranges[kind][1][bucket(e->nw)]++;
-		covered(mm, e, mthp, &out->touched_huge_kb, out->touched_mthp_kb);
+		covered(mm, e, pmd_mapped(mm, e), mthp, &out->touched_huge_kb, out->touched_mthp_kb);
 	}
 	out->touched_kb = 4 * o->touched;
 	out->written_kb = 4 * o->written;
@@ -390,8 +399,8 @@ static void occ_fork(struct replay *r, struct replay_mm *parent, struct replay_m
 	child->occ->written = parent->occ->written;
 }
 
-/* covered(), for every touched range of mm into pt: the PMDs asked for in
- * batches, each under one hold of the process's lock (a point of the series
+/* covered(), for every touched range of mm into pt: pmd_mapped's question
+ * asked in batches, each under one hold of the process's lock (a point of the series
  * asks for every range; one page walk and lock each took a quarter of a
  * 1 GiB trace's replay with every measure). */
 static void covered_all(struct replay_mm *mm, int mthp, struct replay_coverage_point *pt)
@@ -406,20 +415,15 @@ static void covered_all(struct replay_mm *mm, int mthp, struct replay_coverage_p
 		size_t n = 0;
 
 		for (; j < o->cap && n < BATCH; j++)
-			if (o->v[j].nt) { /* one PMD maps all of its 2 MiB, or none */
+			if (o->v[j].nt) {
 				idx[n] = j;
-				addr[n++] = (o->v[j].key - 1) << RANGE_SHIFT;
+				addr[n++] = range_base(&o->v[j]);
 			}
 		if (!n || thps_pmd_mapped(mm->proc, addr, n, mapped))
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			const struct occ_range *e = &o->v[idx[k]];
-
-			if (mapped[k])
-				pt->touched_huge_kb += 4ULL * e->nt;
-			else if (mthp)
-				mthp_touched(mm, e, pt->touched_mthp_kb);
-		}
+		for (size_t k = 0; k < n; k++)
+			covered(mm, &o->v[idx[k]], mapped[k], mthp, &pt->touched_huge_kb,
+				pt->touched_mthp_kb);
 	}
 }
 
