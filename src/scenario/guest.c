@@ -53,19 +53,22 @@ int scn_cmdline_is_guest(const char *cmdline)
 	return scn_cmdline_has(cmdline, SCN_GUEST_FLAG);
 }
 
-int scn_in_guest(void)
+/* Is WORD a word of /proc/cmdline? */
+static int proc_cmdline_has(const char *word)
 {
 	char buf[4096];
 
-	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 && scn_cmdline_is_guest(buf);
+	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 && scn_cmdline_has(buf, word);
+}
+
+int scn_in_guest(void)
+{
+	return proc_cmdline_has(SCN_GUEST_FLAG);
 }
 
 int scn_as_host_emulated_only(void)
 {
-	char buf[4096];
-
-	return sysfile_read("/proc/cmdline", buf, sizeof(buf)) > 0 &&
-	       scn_cmdline_has(buf, SCN_EMULATED_ONLY_FLAG);
+	return proc_cmdline_has(SCN_EMULATED_ONLY_FLAG);
 }
 
 /* A knob name we may turn into a path: below transparent_hugepage/, no
