@@ -310,6 +310,21 @@ static void phase_trace_begin(const char *name)
 	trace_write_exec(&W, "/bin/prog", 0x555555659000ULL, 0x555555659000ULL, 8 << 20);
 }
 
+/* Half of the 4 MiB at "at" written, every other page, in 4 KiB pages. */
+static void write_every_other_page(uint64_t at)
+{
+	for (uint64_t a = at; a < at + MB(4); a += 2 * PAGE)
+		trace_write_fault(&W, a, 1, 0);
+}
+
+/* The program's exit 3 s into the trace, and the trace closed. */
+static void phase_trace_end(void)
+{
+	trace_write_time(&W, 3000ULL * 1000000, 0);
+	trace_write_exit(&W, 0);
+	ASSERT_OK(trace_writer_close(&W));
+}
+
 /*
  * khugepaged's phase.  A 4 MiB range written half (every other page) in
  * 4 KiB pages, then madvised: the mm registers with khugepaged
@@ -332,12 +347,9 @@ TEST(layouts_khugepaged_phase_varies_where_it_collapsed)
 
 	phase_trace_begin("layout-phase");
 	lsys(9, (int64_t)at, 0, MB(4), RW, ANON_PRIVATE);
-	for (uint64_t a = at; a < at + MB(4); a += 2 * PAGE)
-		trace_write_fault(&W, a, 1, 0);
+	write_every_other_page(at);
 	lsys(28, 0, at, MB(4), 14 /* MADV_HUGEPAGE */, 0);
-	trace_write_time(&W, 3000ULL * 1000000, 0);
-	trace_write_exit(&W, 0);
-	ASSERT_OK(trace_writer_close(&W));
+	phase_trace_end();
 
 	/* the 4 MiB mapping, a 2 MiB multiple recorded on a 2 MiB boundary,
 	 * is on one in every layout (6.12+'s alignment, the default profile's):
@@ -394,14 +406,11 @@ static void phase_later_trace(int second_madvise)
 	lsys(9, (int64_t)a, 0, MB(4), RW, ANON_PRIVATE);
 	lsys(28, 0, a, MB(4), 14 /* MADV_HUGEPAGE */, 0);
 	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
-	for (uint64_t x = b; x < b + MB(4); x += 2 * PAGE)
-		trace_write_fault(&W, x, 1, 0);
+	write_every_other_page(b);
 	trace_write_time(&W, 1000ULL * 1000000, 0);
 	if (second_madvise)
 		lsys(28, 0, b, MB(4), 14 /* MADV_HUGEPAGE */, 0);
-	trace_write_time(&W, 3000ULL * 1000000, 0);
-	trace_write_exit(&W, 0);
-	ASSERT_OK(trace_writer_close(&W));
+	phase_trace_end();
 }
 
 TEST(layouts_khugepaged_phase_probed_where_waking_at_once_collapsed_nothing)
@@ -458,12 +467,9 @@ TEST(layouts_khugepaged_window_counts_from_the_registration)
 	lsys(28, 0, a, MB(4), 14 /* MADV_HUGEPAGE */, 0);
 	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
 	trace_write_time(&W, 2950ULL * 1000000, 0);
-	for (uint64_t x = b; x < b + MB(4); x += 2 * PAGE)
-		trace_write_fault(&W, x, 1, 0);
+	write_every_other_page(b);
 	lsys(28, 0, b, MB(4), 14 /* MADV_HUGEPAGE */, 0);
-	trace_write_time(&W, 3000ULL * 1000000, 0);
-	trace_write_exit(&W, 0);
-	ASSERT_OK(trace_writer_close(&W));
+	phase_trace_end();
 
 	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
 	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 0); /* layout 0: at once */
