@@ -10,10 +10,15 @@
  * last check?), adding the hits up over an aggregation interval: a region's
  * nr_accesses is how many of the interval's checks found it accessed (0 to
  * aggregation / sampling).  One scheme with the "stat" action and an access
- * pattern that every region matches makes the kernel list the regions it
- * looked at ("tried regions") when asked: a sample is that list, for the
- * aggregation interval going on when it was asked for (the request waits
- * for its end).  Regions with nr_accesses 0 are left out of the trace.
+ * pattern that every accessed region matches (nr_accesses at least 1, any
+ * size or age) makes the kernel list those regions ("tried regions") when
+ * asked: a sample is that list, for the aggregation interval going on when
+ * it was asked for (the request waits for its end).  The regions not
+ * accessed are not listed: the kernel made a sysfs folder for each region
+ * it listed, and the recorder read each one's nr_accesses, to leave out
+ * those with 0 (mm/damon/core.c, __damos_valid_target: the pattern is
+ * checked at the end of the interval, where the count it checks is the
+ * one the folder reports).
  *
  * Lifecycle; rec_damon_stop undoes whatever was done, on every way out of
  * the recorder:
@@ -146,7 +151,7 @@ static int configure(struct rec_damon *d, char *why, size_t len)
 		{ SCHEME "/action", "stat" },
 		{ SCHEME "/access_pattern/sz/min", "0" },
 		{ SCHEME "/access_pattern/sz/max", DAMON_ANY_U64 },
-		{ SCHEME "/access_pattern/nr_accesses/min", "0" },
+		{ SCHEME "/access_pattern/nr_accesses/min", "1" },
 		{ SCHEME "/access_pattern/nr_accesses/max", DAMON_ANY_U32 },
 		{ SCHEME "/access_pattern/age/min", "0" },
 		{ SCHEME "/access_pattern/age/max", DAMON_ANY_U64 },

@@ -972,6 +972,58 @@ TEST(record_access_leaves_damon_in_use_alone)
 	ASSERT_EQ(system(cmd), 0);
 }
 
+/* DAMON's sysfs folder imitated whole (every file the set-up writes, empty):
+ * the scheme asks for the regions accessed in the interval (nr_accesses at
+ * least 1), of any size and age, so that the kernel lists only those (a
+ * sysfs folder each, every interval), and every interval is checked
+ * REC_DAMON_CHECKS times.  Fails if the pattern matches the regions not
+ * accessed too, as it did (nr_accesses/min 0). */
+TEST(record_access_asks_damon_for_the_accessed_regions_alone)
+{
+	static const char *const files[] = {
+		"operations", "targets/nr_targets", "schemes/nr_schemes", "schemes/0/action",
+		"schemes/0/access_pattern/sz/min", "schemes/0/access_pattern/sz/max",
+		"schemes/0/access_pattern/nr_accesses/min",
+		"schemes/0/access_pattern/nr_accesses/max", "schemes/0/access_pattern/age/min",
+		"schemes/0/access_pattern/age/max", "monitoring_attrs/intervals/sample_us",
+		"monitoring_attrs/intervals/aggr_us", "monitoring_attrs/intervals/update_us",
+	};
+	char dir[128], cmd[1024], rel[256], got[64], why[512];
+	struct rec_damon d;
+
+	if (geteuid() != 0)
+		test_skip("not root: DAMON is refused before its files are read");
+	snprintf(dir, sizeof(dir), "/tmp/thpsim-test-%d-damon-all", (int)getpid());
+	fake_damon(dir, "0\\n", "vaddr\\n");
+	snprintf(cmd, sizeof(cmd), "cd %s/kdamonds/0/contexts/0 && mkdir -p targets "
+		 "schemes/0/access_pattern/sz schemes/0/access_pattern/nr_accesses "
+		 "schemes/0/access_pattern/age monitoring_attrs/intervals", dir);
+	ASSERT_EQ(system(cmd), 0);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(cmd, sizeof(cmd), ": > %s/kdamonds/0/contexts/0/%s", dir, files[i]);
+		ASSERT_EQ(system(cmd), 0);
+	}
+	if (rec_damon_prepare(&d, dir, 100000, why, sizeof(why)))
+		test_fail(__FILE__, __LINE__, "prepare: %s", why);
+	snprintf(rel, sizeof(rel), "kdamonds/0/contexts/0/schemes/0/access_pattern/"
+		 "nr_accesses/min");
+	get_file(dir, rel, got, sizeof(got));
+	ASSERT(!strcmp(got, "1"));
+	get_file(dir, "kdamonds/0/contexts/0/schemes/0/access_pattern/nr_accesses/max", got,
+		 sizeof(got));
+	ASSERT(!strcmp(got, "4294967295"));
+	get_file(dir, "kdamonds/0/contexts/0/schemes/0/access_pattern/sz/min", got, sizeof(got));
+	ASSERT(!strcmp(got, "0"));
+	get_file(dir, "kdamonds/0/contexts/0/schemes/0/access_pattern/age/max", got, sizeof(got));
+	ASSERT(!strcmp(got, "18446744073709551615"));
+	get_file(dir, "kdamonds/0/contexts/0/monitoring_attrs/intervals/sample_us", got,
+		 sizeof(got));
+	ASSERT_EQ(strtoull(got, NULL, 10), 100000 / REC_DAMON_CHECKS);
+	rec_damon_stop(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
 /* What record --access saw of hotcold, after its reading began. */
 struct hotcold_seen {
 	uint64_t hot[2], map[2];  /* the hot range and the whole mapping */
