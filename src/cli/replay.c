@@ -39,8 +39,9 @@ static const char usage_text[] =
 	"  (waking at once, or at a quarter, half, three quarters or the end of its window, tried\n"
 	"  in the recorded layout), each layout is also run with it waking at moments spread\n"
 	"  through its window (from when the program's memory registers to the end of the trace,\n"
-	"  or its sleep if shorter; 16 under one layout, 2 under 16: half-way and the end) and\n"
-	"  asleep through the trace; --khugepaged-phase MS pins when it first wakes\n"
+	"  or its sleep if shorter; 16 evenly under one layout; under 16, up to 2 moments where\n"
+	"  the outcome changes, found by running the recorded layout at 16) and asleep\n"
+	"  through the trace; --khugepaged-phase MS pins when it first wakes\n"
 	"  after the program's memory registers (0: at once, as on an idle machine).\n"
 	"  Several TRACEs, recordings of one command (thpsim record --runs N), are each replayed\n"
 	"  under the same settings: their figures' lowest, median and highest, and each one's.";

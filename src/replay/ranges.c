@@ -246,15 +246,26 @@ static void layout_plan(const struct replay_opts *o, const struct replay_result 
  * come at any moment, and what it finds depends on the moment, not in
  * step with it (the 6.18 guest's python3 row: a THP left in the parent's
  * heap where it wakes 1050-1200 ms or 1750-1900 ms in, none between):
- * at once, at points spaced evenly through W, the last at its end, and
- * asleep through the trace (as --khugepaged off; --settle still runs it
- * after).  The points share a budget of PHASE_BUDGET runs with the
- * layouts: 16 under the recorded layout alone, 2 (half-way and the end)
- * under 16 layouts.  Only where khugepaged collapses something in layout 0,
- * waking at once or at one of three probes (collapses_later), and the
- * phase is not pinned; each phase weighs alike.
+ * at once, at points through W, and asleep through the trace (as
+ * --khugepaged off; --settle still runs it after).  The points share a
+ * budget of PHASE_BUDGET runs with the layouts: 16 under the recorded
+ * layout alone, spaced evenly, the last at W's end; under more layouts,
+ * fewer than PHASE_SCAN, the moments where the outcome changes: the
+ * recorded layout is replayed waking at PHASE_SCAN moments spaced evenly
+ * through W, and each layout is replayed at the first moment of each
+ * outcome (its figures) other than waking at once's (phase_classes).
+ * Spaced evenly, 2 points (half-way and the end) under 16 layouts missed
+ * what the kernel did (the 6.12 guest's redis-server: a 2 MiB range of
+ * the server's heap collapsed before the BGSAVE fork in 2 runs of 16,
+ * where the model's khugepaged collapses it waking 2.2 to 3.4 s into a
+ * 4.2 s window, not at 2.1 s nor at 4.2 s; with 51 layouts, a run that also
+ * had libjemalloc's bss on a THP, 15580 kB, lay above every one).  Only
+ * where khugepaged collapses something in layout 0, waking at once or at
+ * one of four probes (collapses_later), and the phase is not pinned; each
+ * phase weighs alike.
  */
 #define PHASE_BUDGET 32
+#define PHASE_SCAN 16
 
 /*
  * Where khugepaged waking at once collapsed nothing, it may still collapse
@@ -323,8 +334,112 @@ static uint64_t phase_window_ms(const struct replay_result *res)
 	return w > res->khugepaged_scan_sleep_ms ? res->khugepaged_scan_sleep_ms : w;
 }
 
+/* A replay's outcome: its figures that the ranges take, hashed (FNV-1a). */
+static uint64_t outcome(const struct replay_result *r)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+#define HASH(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+#define MACHINE(name, label, expr) HASH(expr);
+	RANGE_MACHINE_FIGURES(MACHINE)
+#undef MACHINE
+	HASH(r->nmms);
+	for (int i = 0; i < r->nmms; i++) {
+		const struct replay_mm *mm = r->mms[i];
+
+#define MM(name, label, expr) HASH(expr);
+		RANGE_MM_FIGURES(MM)
+#undef MM
+	}
+#undef HASH
+	return h;
+}
+
+struct scan {
+	const char *path;
+	const struct replay_opts *o;
+	uint64_t ms[PHASE_SCAN], sig[PHASE_SCAN];
+	pthread_mutex_t lock;
+	int next, failed;
+};
+
+static void *scan_worker(void *arg)
+{
+	struct scan *s = arg;
+
+	for (;;) {
+		struct replay_opts p = *s->o;
+		struct replay_result r;
+		char err[256];
+		int i;
+
+		pthread_mutex_lock(&s->lock);
+		i = s->failed ? PHASE_SCAN : s->next++;
+		pthread_mutex_unlock(&s->lock);
+		if (i >= PHASE_SCAN)
+			return NULL;
+		p.layout = 0;
+		p.layout_probe = 0;
+		p.progress = 0;
+		p.khugepaged_phase_ms = s->ms[i];
+		if (replay_run(s->path, &p, &r, err, sizeof(err))) {
+			pthread_mutex_lock(&s->lock);
+			s->failed = 1;
+			pthread_mutex_unlock(&s->lock);
+		} else {
+			s->sig[i] = outcome(&r);
+		}
+		replay_result_free(&r);
+	}
+}
+
+/*
+ * The recorded layout waking at PHASE_SCAN moments through the window w,
+ * on up to "threads" threads: into ms[], the first moment of each outcome
+ * other than waking at once's (res's), at most "points" of them (spread
+ * over the list where there are more).  Returns how many, or -1 where a
+ * replay failed.
+ */
+static int phase_classes(const char *path, const struct replay_opts *o,
+			 const struct replay_result *res, uint64_t w, int points, int threads,
+			 uint64_t *ms)
+{
+	struct scan s = { .path = path, .o = o, .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t first[PHASE_SCAN], sig[PHASE_SCAN], at_once = outcome(res);
+	pthread_t th[PHASE_SCAN];
+	int nth = threads < 1 ? 1 : threads > PHASE_SCAN ? PHASE_SCAN : threads, started = 0;
+	int k = 0;
+
+	for (int i = 0; i < PHASE_SCAN; i++)
+		s.ms[i] = i < PHASE_SCAN - 1 ? w * (uint64_t)(i + 1) / PHASE_SCAN : w - 1;
+	for (int t = 1; t < nth; t++)
+		started += !pthread_create(&th[started], NULL, scan_worker, &s);
+	scan_worker(&s);
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	if (s.failed)
+		return -1;
+	for (int i = 0; i < PHASE_SCAN; i++) {
+		int seen = s.sig[i] == at_once;
+
+		for (int c = 0; c < k && !seen; c++)
+			seen = sig[c] == s.sig[i];
+		if (!seen) {
+			sig[k] = s.sig[i];
+			first[k++] = s.ms[i];
+		}
+	}
+	if (k <= points) {
+		memcpy(ms, first, (size_t)k * sizeof(*ms));
+		return k;
+	}
+	for (int j = 0; j < points; j++)
+		ms[j] = first[j * k / points];
+	return points;
+}
+
 static void phase_plan(const char *path, const struct replay_opts *o,
-		       const struct replay_result *res, struct replay_ranges *g)
+		       const struct replay_result *res, struct replay_ranges *g, int threads)
 {
 	uint64_t w = phase_window_ms(res);
 	int points = PHASE_BUDGET / (g->layouts > 0 ? g->layouts : 1);
@@ -348,6 +463,33 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 		return;
 	}
 	points = points < 2 ? 2 : points > REPLAY_MAX_PHASES - 2 ? REPLAY_MAX_PHASES - 2 : points;
+	if (points < PHASE_SCAN && w >= 2 * PHASE_SCAN) {
+		uint64_t ms[PHASE_SCAN];
+		int k = phase_classes(path, o, res, w, points, threads, ms);
+		size_t len;
+
+		if (k >= 0) {
+			for (int i = 0; i < k; i++)
+				g->phase_ms[g->phases++] = ms[i];
+			g->phase_ms[g->phases++] = UINT64_MAX;
+			len = (size_t)snprintf(g->phase_why, sizeof(g->phase_why),
+					       "each layout with khugepaged waking at once");
+			for (int i = 0; i < k && len < sizeof(g->phase_why); i++)
+				len += (size_t)snprintf(g->phase_why + len, sizeof(g->phase_why) - len,
+							"%s%llu ms", i == 0 ? ", at " :
+							i == k - 1 ? " and " : ", ",
+							(unsigned long long)ms[i]);
+			if (len < sizeof(g->phase_why))
+				snprintf(g->phase_why + len, sizeof(g->phase_why) - len,
+					 "%s and asleep through the trace (the recorded layout "
+					 "waking at %d moments %llu ms apart: %s)",
+					 k ? " later," : "", PHASE_SCAN,
+					 (unsigned long long)(w / PHASE_SCAN),
+					 k ? "the first moment of each other outcome" :
+					     "each gave the figures of waking at once");
+			return;
+		}
+	}
 	if (w < 2 * (uint64_t)points)
 		points = w >= 4 ? 2 : 0;
 	for (int i = 1; i <= points; i++)
@@ -565,7 +707,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	g->layouts = g->fixed[0] ? 1 : g->asked;
 	if (g->layouts > 1)
 		g->layouts = every_class(o, res, g->layouts);
-	phase_plan(path, o, res, g); /* with --layouts 1 too: the phase is not the layout */
+	phase_plan(path, o, res, g, threads); /* with --layouts 1 too: the phase is not the layout */
 	g->n = g->layouts * g->phases;
 	g->nmms = res->nmms;
 	g->machine = calloc((size_t)RANGE_NR_MACHINE * g->n, sizeof(uint64_t));

@@ -474,7 +474,7 @@ struct replay_ranges {
 	int layouts, phases;     /* run k is layout k / phases under phase k % phases */
 	uint64_t phase_ms[REPLAY_MAX_PHASES]; /* khugepaged's phases; UINT64_MAX: asleep
 				    through the trace */
-	char phase_why[160];     /* why the phase varies, or does not */
+	char phase_why[320];     /* why the phase varies, or does not */
 	uint64_t seed;
 	char fixed[256];         /* not empty: why the layout cannot matter */
 	uint64_t *machine;       /* [RANGE_NR_MACHINE][n]: each layout's */

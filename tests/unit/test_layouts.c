@@ -10,6 +10,7 @@
  */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../test.h"
@@ -483,6 +484,56 @@ TEST(layouts_khugepaged_window_counts_from_the_registration)
 	for (int k = 0; k < r.ranges->n; k++) /* only the last moment is after the writes */
 		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
 			  k == 16 ? 2 : 0);
+	replay_result_free(&r);
+	unlink(P);
+}
+
+/*
+ * khugepaged's phases where the layouts leave few (ranges.c, phase_classes).
+ * A 4 MiB mapping 4 KiB past a boundary, madvised and written (the mm
+ * registers at 0 ms): the layout moves it, so 16 layouts are run and the
+ * budget leaves each 2 moments.  A second 4 MiB range, written half (every
+ * other page) in 4 KiB pages, is madvised MADV_HUGEPAGE 2200 ms in and
+ * MADV_NOHUGEPAGE 100 ms later: only a first wake-up between 2200 and 2300
+ * ms collapses its two ranges (max_ptes_none 511), and only waking at 2250
+ * ms of the probes finds it (collapses_later).  Spaced evenly, the 2
+ * moments were 1500 and 2999 ms, and no layout collapsed anything; the
+ * scan of the recorded layout at 16 moments 187 ms apart finds the outcome
+ * at 2250 ms (the 12th), the only one other than waking at once's, and
+ * every layout is replayed waking then: 2 collapses in each.
+ */
+TEST(layouts_khugepaged_phases_where_the_outcome_changes)
+{
+	const uint64_t c = 0x7f0000201000ULL, b = 0x7f0000800000ULL;
+	struct replay_opts o = { .ram_bytes = 2ULL << 30, .layout_seed = SEED,
+				 .layouts = NLAYOUTS };
+	struct replay_result r;
+	char err[1024];
+
+	phase_trace_begin("layout-phase-classes");
+	lsys(9, (int64_t)c, 0, MB(4), RW, ANON_PRIVATE);
+	lsys(28, 0, c, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	lwrite(c, MB(4));
+	lsys(9, (int64_t)b, 0, MB(4), RW, ANON_PRIVATE);
+	write_every_other_page(b);
+	trace_write_time(&W, 2200ULL * 1000000, 0);
+	lsys(28, 0, b, MB(4), 14 /* MADV_HUGEPAGE */, 0);
+	trace_write_time(&W, 2300ULL * 1000000, 0);
+	lsys(28, 0, b, MB(4), 15 /* MADV_NOHUGEPAGE */, 0);
+	phase_trace_end();
+
+	ASSERT_OK(replay_run_layouts(P, &o, 2, &r, err, sizeof(err)));
+	ASSERT_EQ(r.vm[THPS_VM_thp_collapse_alloc], 0); /* layout 0: at once */
+	ASSERT(r.ranges && r.ranges->layouts >= NLAYOUTS && r.ranges->sensitive == REPLAY_REGION_MMAP);
+	ASSERT_EQ(r.ranges->phases, 3);
+	ASSERT_EQ(r.ranges->phase_ms[0], 0);
+	ASSERT_EQ(r.ranges->phase_ms[1], 2250); /* 3000 ms * 12 / 16 */
+	ASSERT_EQ(r.ranges->phase_ms[2], UINT64_MAX);
+	if (!strstr(r.ranges->phase_why, "at 2250 ms later"))
+		test_fail(__FILE__, __LINE__, "phase_why: %s", r.ranges->phase_why);
+	for (int k = 0; k < r.ranges->n; k++) /* each layout: at once, 2250 ms, asleep */
+		ASSERT_EQ(r.ranges->machine[(size_t)RANGE_thp_collapse_alloc * r.ranges->n + k],
+			  k % 3 == 1 ? 2 : 0);
 	replay_result_free(&r);
 	unlink(P);
 }
