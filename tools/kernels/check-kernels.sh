@@ -38,6 +38,9 @@
 # printed instead of the checks), KERNEL_ASLR_MORE=FILE (rows of the form
 # of tools/kernels/aslr added to the 6.12 guest's randomised runs: a
 # measurement by hand that takes longer, tools/kernels/aslr-more),
+# KERNEL_QEMU_ARGS (more arguments for QEMU: "-icount shift=0,sleep=off"
+# gives a measurement by hand a clock that counts the guest's instructions,
+# 1 ns each, not the host's time, so that TCG's pace does not enter it),
 # BOOT_TIMEOUT (seconds per guest), CHECK_KERNELS=0 (skip them all).
 set -uo pipefail
 
@@ -67,6 +70,7 @@ KERNELS_INSTALL=${KERNELS_INSTALL:-1}
 KERNEL_EXTRA=${KERNEL_EXTRA:-}
 KERNEL_ASLR_MORE=${KERNEL_ASLR_MORE:-}
 KERNEL_SMP=${KERNEL_SMP:-1}
+KERNEL_QEMU_ARGS=${KERNEL_QEMU_ARGS:-}
 
 rm -rf "$OUT"
 mkdir -p "$OUT" "$LOGS"
@@ -318,7 +322,8 @@ boot() {
 	f=$OUT/$rel
 	[ -n "$part" ] && [ "$part" != main ] && f=$f.$part
 	t0=$(date +%s.%N)
-	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp "$KERNEL_SMP" -nographic -no-reboot \
+	# KERNEL_QEMU_ARGS unquoted: words for QEMU
+	timeout "$BOOT_TIMEOUT" "$QEMU" -m 2048 -smp "$KERNEL_SMP" $KERNEL_QEMU_ARGS -nographic -no-reboot \
 		-monitor none -kernel "$dir/vmlinuz" -initrd "$OUT/$rel.initramfs.gz" \
 		-append "console=ttyS0 transparent_hugepage=madvise thpsim.guest=1 ${part:+thpsim.part=$part }panic=-1 quiet" \
 		-serial "file:$f.console" -serial "file:$f.results" \

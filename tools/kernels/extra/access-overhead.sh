@@ -7,6 +7,12 @@
 #   KERNEL_EXTRA=tools/kernels/extra/access-overhead.sh KERNEL_SMP=2 \
 #   KERNEL_PACKAGES="linux-image-6.12.*+deb12-amd64-unsigned" make check-kernels
 #
+# Under TCG the guest's clock is the host's, and TCG's pace varies: plain
+# record alone spread from 0.86 to 2.48 s in one guest.  With
+# KERNEL_QEMU_ARGS="-icount shift=0,sleep=off" the guest's clock counts its
+# instructions instead (1 ns each: a 1 GIPS CPU, slower than any machine
+# this is for), and the same runs agree to 2%: a measurement, not noise.
+#
 # As thpsim bench does it on a host: tests/progs/hotcold (32 MiB written,
 # then passes over its hot 8 MiB) with as many passes as take about RUN_S
 # seconds bare, then record and record --access in turns, RUNS of each;
