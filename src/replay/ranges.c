@@ -481,12 +481,13 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 							(unsigned long long)ms[i]);
 			if (len < sizeof(g->phase_why))
 				snprintf(g->phase_why + len, sizeof(g->phase_why) - len,
-					 "%s and asleep through the trace (the recorded layout "
-					 "waking at %d moments %llu ms apart: %s)",
-					 k ? " later," : "", PHASE_SCAN,
+					 "%s and asleep through the trace; %s %d moments %llu ms "
+					 "apart tried in the recorded layout%s",
+					 k ? " later," : "",
+					 k ? "the later ones are the first of each other outcome "
+					     "among" : "each of", PHASE_SCAN,
 					 (unsigned long long)(w / PHASE_SCAN),
-					 k ? "the first moment of each other outcome" :
-					     "each gave the figures of waking at once");
+					 k ? "" : " gave what waking at once gave");
 			return;
 		}
 	}
