@@ -465,6 +465,7 @@ static void access_overhead(struct bench_record *b, const char *dir, char *self,
 	}
 	if (rec_damon_prepare(&d, NULL, REC_ACCESS_MS_DEFAULT * 1000, why, sizeof(why))) {
 		snprintf(b->access_skipped, sizeof(b->access_skipped), "%s", why);
+		b->access_no_damon = 1;
 		return;
 	}
 	rec_damon_stop(&d);
@@ -659,6 +660,9 @@ static void access_lines(const struct bench_record *b)
 		printf("  thpsim record --access: skipped: %s\n",
 		       b->access_skipped[0] ? b->access_skipped
 		       : b->record_skipped[0] ? b->record_skipped : "not measured");
+		if (b->access_no_damon)
+			printf("  (a guest of Debian's 6.12 can time it: tools/kernels/extra/bench.sh, "
+			       "docs/performance.md)\n");
 		return;
 	}
 	printf("  bare run, %lu passes      %8.3f s\n", b->access_passes, b->access_bare_s);

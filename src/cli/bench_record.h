@@ -45,6 +45,7 @@ struct bench_record {
 	double access_plain_s, access_s, access_bare_s;
 	unsigned long access_passes;
 	char access_skipped[512];            /* why not (no DAMON vaddr here) */
+	int access_no_damon;                 /* skipped because DAMON cannot be used here */
 };
 
 void bench_record_collect(struct bench_record *b);
