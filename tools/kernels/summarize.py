@@ -334,6 +334,8 @@ def limit_ok_text(x):
         return "ok (killed without the %d kB on the per-CPU lists, not with them)" % x["pcp_kB"]
     if "pcp_thps" in x:
         return "ok (the per-CPU lists could hold %d THPs more)" % x["pcp_thps"]
+    if "collapses" in x:
+        return "ok (the kernel's khugepaged collapsed %d more, 2 MiB each)" % x["collapses"]
     return "ok"
 
 
@@ -426,6 +428,18 @@ def limits(sec):
             if not row["ok"] and fig != "memory.peak" and rng and in_range(rng, fig, kern[kkey]):
                 row["ok"] = True
                 row["phases"] = [rng[fig]["min"], rng[fig]["max"]]
+            # khugepaged's place in its scan of the machine's mms, which the
+            # trace does not hold (it goes on from where it stopped, in
+            # another program's mm or part way through this one): where the
+            # kernel's run collapsed more than the replay's did at any of its
+            # phases, each collapse more may have added up to 2 MiB to either
+            # figure (6.12's go-always, one clean make check in ten:
+            # thp_collapse_alloc 1 against 0, AnonHugePages 2048 against 0)
+            more = kern.get("thp_collapse_alloc", 0) - work.get("thp_collapse_alloc", {}).get("count", 0)
+            if not row["ok"] and fig != "memory.peak" and more > 0 and kern[kkey] > mval and \
+                    within(min(kern[kkey], mval + more * 2048), kern[kkey]):
+                row["ok"] = True
+                row["collapses"] = more
             rows.append(row)
     return rows
 

@@ -378,6 +378,30 @@ def limits_compare_kills_counters_and_figures(tmp):
 
 
 @test
+def a_limit_row_with_the_kernels_collapses_more_passes(tmp):
+    """A survivor whose kernel run collapsed more than the replay did at
+    any of its phases (6.12's go-always: thp_collapse_alloc 1 against 0,
+    AnonHugePages 2048 against 0): each collapse more may add 2 MiB to
+    AnonHugePages and to Anonymous, and the row says so.  Without the
+    kernel's collapse, or with more memory than it explains, it fails."""
+    def kern(collapsed, ahp, anon):
+        return ("rc 0\nevents_oom_kill 0\npeak_kB 114688\nAnonymous %d\nAnonHugePages %d\n"
+                "thp_collapse_alloc %d" % (anon, ahp, collapsed))
+
+    model = (0, {"thp_collapse_alloc": 0}, 52960, 0, 114688)
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")],
+                                          limits={"go": (model, kern(1, 2048, 55444))}), "-")])
+    got = {x["what"]: x for x in s[0]["limits"]}
+    assert rc == 0 and got["AnonHugePages kB"]["ok"] and \
+        got["AnonHugePages kB"]["collapses"] == 1 and got["Anonymous kB"]["collapses"] == 1, \
+        (rc, s[0]["limits"])
+    for collapsed, ahp, anon in ((0, 2048, 55444), (1, 4096, 55444), (1, 2048, 60000)):
+        rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits={
+            "go": (model, kern(collapsed, ahp, anon))}), "-")])
+        assert rc == 1, (collapsed, ahp, anon, s[0]["limits"])
+
+
+@test
 def a_limit_row_inside_khugepaged_phases_passes(tmp):
     """A survivor whose khugepaged collapsed what the replay's waking at
     once did not (6.12's python3-always: 2048 kB against 0) passes where
