@@ -267,6 +267,34 @@ static void layout_plan(const struct replay_opts *o, const struct replay_result 
 #define PHASE_BUDGET 32
 #define PHASE_SCAN 16
 
+/* The recorded layout replayed with khugepaged's first wake-up ms after
+ * the program's memory registers (no probe, no progress lines). */
+static int replay_at_phase(const char *path, const struct replay_opts *o, uint64_t ms,
+			   struct replay_result *r)
+{
+	struct replay_opts p = *o;
+	char err[256];
+
+	p.layout = 0;
+	p.layout_probe = 0;
+	p.progress = 0;
+	p.khugepaged_phase_ms = ms;
+	return replay_run(path, &p, r, err, sizeof(err));
+}
+
+/* fn(arg) on nth threads, this one among them, until it returns on each. */
+static void on_threads(void *(*fn)(void *), void *arg, int nth)
+{
+	pthread_t th[64];
+	int started = 0;
+
+	for (int t = 1; t < nth && t < 64; t++)
+		started += !pthread_create(&th[started], NULL, fn, arg);
+	fn(arg);
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+}
+
 /*
  * Where khugepaged waking at once collapsed nothing, it may still collapse
  * waking later, once the program has made its memory collapsible (the
@@ -293,16 +321,11 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		return false;
 	}
 	for (int i = 1; i <= 4; i++) {
-		struct replay_opts p = *o;
+		const uint64_t ms = i < 4 ? w * (uint64_t)i / 4 : w - 1;
 		struct replay_result r;
-		char err[256];
 		bool collapsed;
 
-		p.layout = 0;
-		p.layout_probe = 0;
-		p.progress = 0;
-		p.khugepaged_phase_ms = i < 4 ? w * (uint64_t)i / 4 : w - 1;
-		if (replay_run(path, &p, &r, err, sizeof(err)))
+		if (replay_at_phase(path, o, ms, &r))
 			return false; /* layout 0 ran; the full plan would fail the same */
 		collapsed = r.khugepaged_collapsed > 0;
 		replay_result_free(&r);
@@ -311,7 +334,7 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		if (len < size)
 			len += (size_t)snprintf(tried + len, size - len, "%s%llu ms",
 						i == 1 ? "at " : i == 4 ? " or " : ", ",
-						(unsigned long long)p.khugepaged_phase_ms);
+						(unsigned long long)ms);
 	}
 	if (len < size)
 		snprintf(tried + len, size - len, " later");
@@ -368,9 +391,7 @@ static void *scan_worker(void *arg)
 	struct scan *s = arg;
 
 	for (;;) {
-		struct replay_opts p = *s->o;
 		struct replay_result r;
-		char err[256];
 		int i;
 
 		pthread_mutex_lock(&s->lock);
@@ -378,11 +399,7 @@ static void *scan_worker(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (i >= PHASE_SCAN)
 			return NULL;
-		p.layout = 0;
-		p.layout_probe = 0;
-		p.progress = 0;
-		p.khugepaged_phase_ms = s->ms[i];
-		if (replay_run(s->path, &p, &r, err, sizeof(err))) {
+		if (replay_at_phase(s->path, s->o, s->ms[i], &r)) {
 			pthread_mutex_lock(&s->lock);
 			s->failed = 1;
 			pthread_mutex_unlock(&s->lock);
@@ -406,17 +423,11 @@ static int phase_classes(const char *path, const struct replay_opts *o,
 {
 	struct scan s = { .path = path, .o = o, .lock = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t first[PHASE_SCAN], sig[PHASE_SCAN], at_once = outcome(res);
-	pthread_t th[PHASE_SCAN];
-	int nth = threads < 1 ? 1 : threads > PHASE_SCAN ? PHASE_SCAN : threads, started = 0;
 	int k = 0;
 
 	for (int i = 0; i < PHASE_SCAN; i++)
 		s.ms[i] = i < PHASE_SCAN - 1 ? w * (uint64_t)(i + 1) / PHASE_SCAN : w - 1;
-	for (int t = 1; t < nth; t++)
-		started += !pthread_create(&th[started], NULL, scan_worker, &s);
-	scan_worker(&s);
-	for (int t = 0; t < started; t++)
-		pthread_join(th[t], NULL);
+	on_threads(scan_worker, &s, threads < 1 ? 1 : threads > PHASE_SCAN ? PHASE_SCAN : threads);
 	if (s.failed)
 		return -1;
 	for (int i = 0; i < PHASE_SCAN; i++) {
@@ -729,8 +740,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 	if (g->n > 1) {
 		struct job j = { .path = path, .o = o, .g = g, .lock = PTHREAD_MUTEX_INITIALIZER,
 				 .next = 1 };
-		pthread_t th[64];
-		int nth = threads < 1 ? 1 : threads > 64 ? 64 : threads, started = 0;
+		int nth = threads < 1 ? 1 : threads;
 
 		if (nth > g->n - 1)
 			nth = g->n - 1;
@@ -738,11 +748,7 @@ int replay_run_layouts(const char *path, const struct replay_opts *o, int thread
 			layout_plan(o, res, g, wl);
 			same_class_plan(o, res, g);
 		}
-		for (int t = 1; t < nth; t++)
-			started += !pthread_create(&th[started], NULL, worker, &j);
-		worker(&j);
-		for (int t = 0; t < started; t++)
-			pthread_join(th[t], NULL);
+		on_threads(worker, &j, nth);
 		if (j.failed) {
 			snprintf(err, errlen, "%s", j.err);
 			free(wl);
