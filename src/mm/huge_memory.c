@@ -846,24 +846,46 @@ static int split_pmd_mapping(struct mm_struct *mm, struct vm_area_struct *vma, u
 	return 0;
 }
 
-/* remap_page with RMP_USE_SHARED_ZEROPAGE: a mapped subpage that holds only
- * zeros becomes the shared zero page (try_to_map_unused_to_zeropage). */
-static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *vma,
-				  uint64_t addr, bool huge, void *arg)
+/*
+ * remap_page with RMP_USE_SHARED_ZEROPAGE: a mapped subpage that holds only
+ * zeros becomes the shared zero page (try_to_map_unused_to_zeropage).  A
+ * page table's part at a time, in address order; the pages that lose
+ * their last reference go back to mm's cache in batches, in that order,
+ * as freeing them one by one would (nothing is allocated in between).
+ */
+static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *vma, pte_t *pte,
+				  unsigned n, uint64_t addr, const struct rmap_range *r, void *arg)
 {
 	struct thps_machine *m = mm->m;
-	pte_t *pte = pte_offset(m, pmd_walk(mm, addr), addr);
-	struct page *page = pfn_to_page(m, pte_pfn(ptep_get(pte)));
-	struct folio *folio = page_folio(m, page);
+	struct folio *batch[FOLIO_BATCH_MAX];
+	int refs[FOLIO_BATCH_MAX], nb = 0;
 
+	(void)addr;
 	(void)arg;
-	VM_BUG_ON(huge);
-	if ((vma->vm_flags & VM_LOCKED) || !page_bytes_zero(m, page))
+	if (vma->vm_flags & VM_LOCKED)
 		return 0;
-	set_pte(pte, pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot)));
-	add_mm_counter(mm, MM_ANONPAGES, -1);
-	folio_remove_rmap_ptes(folio, page, 1, vma);
-	folio_put(m, mm, folio);
+	for (unsigned i = 0; i < n; i++) {
+		pte_t e = ptep_get(&pte[i]);
+		struct page *page;
+
+		if (!pte_present(e) || pte_special(e) || pte_pfn(e) < r->pfn ||
+		    pte_pfn(e) >= r->pfn + r->nr)
+			continue;
+		page = pfn_to_page(m, pte_pfn(e));
+		if (!page_bytes_zero(m, page))
+			continue;
+		set_pte(&pte[i], pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot)));
+		add_mm_counter(mm, MM_ANONPAGES, -1);
+		folio_remove_rmap_ptes(page_folio(m, page), page, 1, vma);
+		batch[nb] = page_folio(m, page);
+		refs[nb++] = 1;
+		if (nb == FOLIO_BATCH_MAX) {
+			folios_put_refs(m, mm, batch, refs, nb);
+			nb = 0;
+		}
+	}
+	if (nb)
+		folios_put_refs(m, mm, batch, refs, nb);
 	return 0;
 }
 
@@ -987,7 +1009,7 @@ static int split_folio_to_order(struct thps_machine *m, struct folio *folio, int
 	 * scenarios fork-thp-parent-cow, madv-free-hzp), so thpsim/zero_page
 	 * leaves it to thpsim/split_remap_zero. */
 	if (KNOB(m, split_remap_zero))
-		rmap_walk_locked(m, &r, map_unused_to_zeropage, NULL);
+		rmap_walk_tables_locked(m, &r, map_unused_to_zeropage, NULL);
 	rmap_unlock_all(m, held);
 	return 0;
 }

@@ -359,8 +359,9 @@ struct mm_walk_ops {
 	/* a present PTE */
 	int (*pte_entry)(struct vm_area_struct *vma, pte_t pte, uint64_t addr, void *arg);
 	/* or, instead (pte_entry NULL), the PTEs of [addr, addr + n pages) of
-	 * one table at once: for a walk that only counts */
-	int (*pte_range)(struct vm_area_struct *vma, const pte_t *pte, unsigned n, uint64_t addr,
+	 * one table at once, none entries included: for a walk that counts,
+	 * or one whose caller holds the locks and changes the entries */
+	int (*pte_range)(struct vm_area_struct *vma, pte_t *pte, unsigned n, uint64_t addr,
 			 void *arg);
 };
 int walk_page_range_vma(struct vm_area_struct *vma, uint64_t start, uint64_t end,
@@ -400,6 +401,16 @@ struct rmap_range {
 };
 struct rmap_range rmap_folio_range(struct thps_machine *m, struct folio *folio);
 int rmap_walk_locked(struct thps_machine *m, const struct rmap_range *r, rmap_fn fn, void *arg);
+/*
+ * The same walk a page table at a time, for work on many PTEs of a folio
+ * split to order 0: fn gets the PTEs of [addr, addr + n pages) of one
+ * table that lie in the folio's range, none, special and others' entries
+ * included (fn picks the folio's out by r); huge PMDs are skipped.
+ */
+typedef int (*rmap_table_fn)(struct mm_struct *mm, struct vm_area_struct *vma, pte_t *pte,
+			     unsigned n, uint64_t addr, const struct rmap_range *r, void *arg);
+int rmap_walk_tables_locked(struct thps_machine *m, const struct rmap_range *r,
+			    rmap_table_fn fn, void *arg);
 
 /* ---- VMAs (mm/vma.c) ---- */
 struct vm_area_struct *vm_area_alloc(struct mm_struct *mm);

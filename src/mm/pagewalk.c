@@ -5,10 +5,13 @@
  * walk_page_range_vma visits [start, end) of one VMA, one PMD range at a
  * time: a huge PMD goes to ops->pmd_entry once, with the address of the
  * range's start; a PTE table's present entries go to ops->pte_entry one by
- * one (or, without one, the table's part in the range to ops->pte_range).  Empty ranges and none entries are skipped.  A callback returning
- * nonzero ends the walk with that value.  It changes nothing, so a caller
- * that only reads (smaps, the reverse map) needs no more than the lock of
- * the mm it walks.
+ * one (or, without one, the table's part in the range to ops->pte_range,
+ * none entries included).  Empty ranges and none entries are otherwise
+ * skipped.  A callback returning nonzero ends the walk with that value.
+ * The walk changes nothing, so a caller that only reads (smaps, the
+ * reverse map) needs no more than the lock of the mm it walks; a
+ * pte_range callback may change the entries it gets when its caller holds
+ * the locks that allows (the split's remap to the zero page).
  */
 #include "internal.h"
 

@@ -271,10 +271,12 @@ uint64_t vma_address(const struct vm_area_struct *vma, uint64_t pgoff)
 	return vma->vm_start + ((pgoff - vma->vm_pgoff) << PAGE_SHIFT);
 }
 
-/* What one mm's walk for a folio carries. */
+/* What one mm's walk for a folio carries: a callback per mapping, or
+ * (tables) one per page table's part of the folio's range. */
 struct rmap_walk_arg {
 	const struct rmap_range *r;
 	rmap_fn fn;
+	rmap_table_fn tables;
 	void *arg;
 };
 
@@ -296,11 +298,18 @@ static int rmap_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, 
 	return w->fn(vma->vm_mm, vma, addr, false, w->arg);
 }
 
-static int rmap_walk_mm(struct mm_struct *mm, const struct rmap_range *r, rmap_fn fn, void *arg)
+static int rmap_pte_range(struct vm_area_struct *vma, pte_t *pte, unsigned n, uint64_t addr,
+			  void *arg)
 {
-	static const struct mm_walk_ops ops = { .pmd_entry = rmap_pmd_entry,
-						.pte_entry = rmap_pte_entry };
-	struct rmap_walk_arg w = { r, fn, arg };
+	struct rmap_walk_arg *w = arg;
+
+	return w->tables(vma->vm_mm, vma, pte, n, addr, w->r, w->arg);
+}
+
+static int rmap_walk_mm(struct mm_struct *mm, const struct mm_walk_ops *ops,
+			struct rmap_walk_arg *w)
+{
+	const struct rmap_range *r = w->r;
 
 	for (struct vm_area_struct *vma = mm->mmap; vma; vma = vma->vm_next) {
 		uint64_t v_first = vma->vm_pgoff;
@@ -311,7 +320,7 @@ static int rmap_walk_mm(struct mm_struct *mm, const struct rmap_range *r, rmap_f
 
 		if (lo >= hi)
 			continue;
-		ret = walk_page_range_vma(vma, vma_address(vma, lo), vma_address(vma, hi), &ops, &w);
+		ret = walk_page_range_vma(vma, vma_address(vma, lo), vma_address(vma, hi), ops, w);
 		if (ret)
 			return ret;
 	}
@@ -357,9 +366,24 @@ struct rmap_range rmap_folio_range(struct thps_machine *m, struct folio *folio)
 
 int rmap_walk_locked(struct thps_machine *m, const struct rmap_range *r, rmap_fn fn, void *arg)
 {
+	static const struct mm_walk_ops ops = { .pmd_entry = rmap_pmd_entry,
+						.pte_entry = rmap_pte_entry };
+	struct rmap_walk_arg w = { r, fn, NULL, arg };
 	int ret = 0;
 
 	for (struct thps_proc *p = m->procs; p && !ret; p = p->next)
-		ret = rmap_walk_mm(&p->mm, r, fn, arg);
+		ret = rmap_walk_mm(&p->mm, &ops, &w);
+	return ret;
+}
+
+int rmap_walk_tables_locked(struct thps_machine *m, const struct rmap_range *r,
+			    rmap_table_fn tables, void *arg)
+{
+	static const struct mm_walk_ops ops = { .pte_range = rmap_pte_range };
+	struct rmap_walk_arg w = { r, NULL, tables, arg };
+	int ret = 0;
+
+	for (struct thps_proc *p = m->procs; p && !ret; p = p->next)
+		ret = rmap_walk_mm(&p->mm, &ops, &w);
 	return ret;
 }

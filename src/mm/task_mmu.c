@@ -384,7 +384,7 @@ static int anon_pmd_entry(struct vm_area_struct *vma, pmd_t pmd, uint64_t addr, 
 	return 0;
 }
 
-static int anon_pte_range(struct vm_area_struct *vma, const pte_t *pte, unsigned n, uint64_t addr,
+static int anon_pte_range(struct vm_area_struct *vma, pte_t *pte, unsigned n, uint64_t addr,
 			  void *arg)
 {
 	struct range_walk *w = arg;
