@@ -295,6 +295,35 @@ static void on_threads(void *(*fn)(void *), void *arg, int nth)
 		pthread_join(th[t], NULL);
 }
 
+/* A replay's outcome: its figures that the ranges take, hashed (FNV-1a). */
+static uint64_t outcome(const struct replay_result *r)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+#define HASH(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+#define MACHINE(name, label, expr) HASH(expr);
+	RANGE_MACHINE_FIGURES(MACHINE)
+#undef MACHINE
+	HASH(r->nmms);
+	for (int i = 0; i < r->nmms; i++) {
+		const struct replay_mm *mm = r->mms[i];
+
+#define MM(name, label, expr) HASH(expr);
+		RANGE_MM_FIGURES(MM)
+#undef MM
+	}
+#undef HASH
+	return h;
+}
+
+/* The recorded layout's replays at a phase already made (collapses_later's
+ * probes): their moments and outcomes, which the phase scan takes instead
+ * of replaying them again. */
+struct probes {
+	int n;
+	uint64_t ms[4], sig[4];
+};
+
 /*
  * Where khugepaged waking at once collapsed nothing, it may still collapse
  * waking later, once the program has made its memory collapsible (the
@@ -308,10 +337,10 @@ static void on_threads(void *(*fn)(void *), void *arg, int nth)
  * waking 955 to 985 ms into its 986 ms window).  Probes at a quarter, half
  * and three quarters of the window and at its end, in the recorded
  * layout: true at the first that collapses.  What was tried goes into
- * tried.
+ * tried, each probe's outcome into p.
  */
 static bool collapses_later(const char *path, const struct replay_opts *o, uint64_t w,
-			    char *tried, size_t size)
+			    char *tried, size_t size, struct probes *p)
 {
 	size_t len = 0;
 
@@ -328,6 +357,8 @@ static bool collapses_later(const char *path, const struct replay_opts *o, uint6
 		if (replay_at_phase(path, o, ms, &r))
 			return false; /* layout 0 ran; the full plan would fail the same */
 		collapsed = r.khugepaged_collapsed > 0;
+		p->ms[p->n] = ms;
+		p->sig[p->n++] = outcome(&r);
 		replay_result_free(&r);
 		if (collapsed)
 			return true;
@@ -357,34 +388,25 @@ static uint64_t phase_window_ms(const struct replay_result *res)
 	return w > res->khugepaged_scan_sleep_ms ? res->khugepaged_scan_sleep_ms : w;
 }
 
-/* A replay's outcome: its figures that the ranges take, hashed (FNV-1a). */
-static uint64_t outcome(const struct replay_result *r)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-#define HASH(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
-#define MACHINE(name, label, expr) HASH(expr);
-	RANGE_MACHINE_FIGURES(MACHINE)
-#undef MACHINE
-	HASH(r->nmms);
-	for (int i = 0; i < r->nmms; i++) {
-		const struct replay_mm *mm = r->mms[i];
-
-#define MM(name, label, expr) HASH(expr);
-		RANGE_MM_FIGURES(MM)
-#undef MM
-	}
-#undef HASH
-	return h;
-}
-
 struct scan {
 	const char *path;
 	const struct replay_opts *o;
+	const struct probes *known;
 	uint64_t ms[PHASE_SCAN], sig[PHASE_SCAN];
 	pthread_mutex_t lock;
 	int next, failed;
 };
+
+/* Was the recorded layout replayed waking at ms already?  Its outcome into sig. */
+static bool probed(const struct probes *p, uint64_t ms, uint64_t *sig)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->ms[i] == ms) {
+			*sig = p->sig[i];
+			return true;
+		}
+	return false;
+}
 
 static void *scan_worker(void *arg)
 {
@@ -399,6 +421,8 @@ static void *scan_worker(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (i >= PHASE_SCAN)
 			return NULL;
+		if (probed(s->known, s->ms[i], &s->sig[i]))
+			continue;
 		if (replay_at_phase(s->path, s->o, s->ms[i], &r)) {
 			pthread_mutex_lock(&s->lock);
 			s->failed = 1;
@@ -411,17 +435,20 @@ static void *scan_worker(void *arg)
 }
 
 /*
- * The recorded layout waking at PHASE_SCAN moments through the window w,
- * on up to "threads" threads: into ms[], the first moment of each outcome
+ * The recorded layout waking at PHASE_SCAN moments through the window w
+ * (those among the known probes' are not replayed again: the probes' four
+ * moments are four of the scan's), on up to "threads" threads: into ms[],
+ * the first moment of each outcome
  * other than waking at once's (res's), at most "points" of them (spread
  * over the list where there are more).  Returns how many, or -1 where a
  * replay failed.
  */
 static int phase_classes(const char *path, const struct replay_opts *o,
-			 const struct replay_result *res, uint64_t w, int points, int threads,
-			 uint64_t *ms)
+			 const struct replay_result *res, const struct probes *known, uint64_t w,
+			 int points, int threads, uint64_t *ms)
 {
-	struct scan s = { .path = path, .o = o, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct scan s = { .path = path, .o = o, .known = known,
+			  .lock = PTHREAD_MUTEX_INITIALIZER };
 	uint64_t first[PHASE_SCAN], sig[PHASE_SCAN], at_once = outcome(res);
 	int k = 0;
 
@@ -467,8 +494,10 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 		return;
 	}
 	char tried[sizeof(g->phase_why)];
+	struct probes known = { 0 };
 
-	if (!res->khugepaged_collapsed && !collapses_later(path, o, w, tried, sizeof(tried))) {
+	if (!res->khugepaged_collapsed &&
+	    !collapses_later(path, o, w, tried, sizeof(tried), &known)) {
 		snprintf(g->phase_why, sizeof(g->phase_why),
 			 "not varied: khugepaged collapsed nothing waking at once, nor %s", tried);
 		return;
@@ -476,7 +505,7 @@ static void phase_plan(const char *path, const struct replay_opts *o,
 	points = points < 2 ? 2 : points > REPLAY_MAX_PHASES - 2 ? REPLAY_MAX_PHASES - 2 : points;
 	if (points < PHASE_SCAN && w >= 2 * PHASE_SCAN) {
 		uint64_t ms[PHASE_SCAN];
-		int k = phase_classes(path, o, res, w, points, threads, ms);
+		int k = phase_classes(path, o, res, &known, w, points, threads, ms);
 		size_t len;
 
 		if (k >= 0) {
