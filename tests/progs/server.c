@@ -15,13 +15,21 @@
  * 75: the rest of the heap is never touched and stays empty, which
  * khugepaged passes over), with MADV_NOHUGEPAGE so that every write is a
  * 4 KiB fault whatever transparent_hugepage/enabled says; then
- * MADV_HUGEPAGE.  Then every second, from one second after the program
- * started, it prints its own AnonHugePages from /proc/self/smaps_rollup:
+ * MADV_HUGEPAGE.  Then it says it is ready, and every second, from one
+ * second after that, it prints its own AnonHugePages from
+ * /proc/self/smaps_rollup:
  *
+ *	thpsim-ready T_MS
  *	thpsim-series T_MS AnonHugePages_kB
  *
  * (T_MS is the time since the start, CLOCK_MONOTONIC) for --idle seconds
- * (default 8), and exits.  With --collapse, right after MADV_HUGEPAGE it
+ * (default 8), and exits.  The idle seconds count from the ready line, not
+ * from the start: under the recorder the writes take longer (under TCG more
+ * than a second for --stride 4), and counted from the start the recorded
+ * run would idle that much less than the real one, leaving khugepaged less
+ * time in the trace than it had in the run (6.18 guest, refill: 61440 kB at
+ * the trace's end against 65536 kB).  tools/kernels lines the two series up
+ * on their ready lines.  With --collapse, right after MADV_HUGEPAGE it
  * asks for the first PERCENT of the heap (in whole 2 MiB) with
  * MADV_COLLAPSE (Linux 6.1+), as a program that wants its THPs now does,
  * and says on stderr if the call failed.  tools/kernels compares the series with the one
@@ -127,7 +135,9 @@ int main(int argc, char **argv)
 				strerror(errno));
 	}
 
-	next = t0;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	printf("thpsim-ready %lld\n", ms_since(&t0));
+	fflush(stdout);
 	for (unsigned long s = 1; s <= idle; s++) {
 		next.tv_sec++;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL))

@@ -27,7 +27,8 @@ def scenario(name, result, diffs=(), reason=""):
 
 
 def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=None,
-          host=None, runs=None, host_always=None, vmas=None, work=None, rng=None, limits=None):
+          host=None, runs=None, host_always=None, vmas=None, work=None, rng=None, limits=None,
+          series=None):
     """The second serial port of a guest: one program, 'prog'; host: the
     scenarios of the run as a host (validate-host), a dict for the whole
     JSON, or None for none (a guest of an older init); vmas: (the real run's
@@ -54,7 +55,14 @@ def guest(scenarios, anon=(1000, 1000), huge=(0, 0), done=True, mthp=None, skip=
         proc["ended_by"] = "exit"
         real["vmas"] = [vma(v) for v in vmas[0]]
         proc["vmas"] = [vma(v) for v in vmas[1]]
-    out += section("record prog", "Anonymous: 1 kB")
+    record = "Anonymous: 1 kB"
+    if series is not None:  # (the real run's lines, the replay's points, the recording's lines)
+        proc["start_s"] = 0.0
+        proc["series"] = [{"t_s": t, "AnonHugePages": v} for t, v in series[1]]
+        record = series[2] + "\n" + record
+    out += section("record prog", record)
+    if series is not None:
+        out += section("series prog", series[0])
     out += section("measure prog", json.dumps({"processes": [real]}))
     out += section("collapse prog", "thp_collapse_alloc 0")
     if runs is not None:  # the init's measure-runs line: (replay, [real runs])
@@ -766,6 +774,46 @@ def the_replays_a_guest_asks_for_are_made_on_the_host(tmp):
     assert sec.get("replay-off bad", ("", 0))[1] == 2 and \
         "not a trace section" in sec["replay-off bad"][0], sec.get("replay-off bad")
     assert sec.get("replay-off kept") == ("{}", 0), sec.get("replay-off kept")
+
+
+def refill_replay(top):
+    """A replay of refill whose recording was ready (its heap written and
+    given back) 1500 ms in: THPs up to 45056 kB while written, 2048 after
+    the release, then khugepaged's 4096 kB each 100 ms up to top, for the
+    3 s of idle after the ready line."""
+    pts = []
+    for i in range(46):
+        t = i / 10.0
+        if t < 1.5:
+            v = min(45056, int(t / 1.5 * 45056) // 2048 * 2048)
+        else:
+            v = min(top, 2048 + 4096 * max(0, int(round((t - 1.5) * 10)) - 1))
+        pts.append((t, v))
+    return pts
+
+
+@test
+def a_series_lines_up_on_the_ready_lines(tmp):
+    """6.18's refill (one clean make check in two): the recording's writes
+    took 1.5 s, the real run's 40 ms, so on the trace's clock the replay's
+    refill came 1.46 s after the real one's (kernel/model each second
+    34816/45056 65536/20480 65536/61440, OUTSIDE).  Moved on by the
+    difference of the two ready lines, the same series is inside; without
+    the lines, outside as before; a replay that never refills past 20480
+    kB fails either way."""
+    kern = "thpsim-ready 40\nthpsim-series 1000 34816\nthpsim-series 2000 65536\n" \
+        "thpsim-series 3000 65536"
+    rec = "thpsim-ready 1500\nthpsim-series 2500 20480\nthpsim-series 3500 61440"
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")],
+                                          series=(kern, refill_replay(65536), rec)), "-")])
+    x = s[0]["series"][0]
+    assert rc == 0 and x["ok"] and x["recording_lag_ms"] == 1460, (rc, x)
+    for k, r, top in ((kern.replace("thpsim-ready 40\n", ""), rec, 65536),
+                      (kern, rec.replace("thpsim-ready 1500\n", ""), 65536),
+                      (kern, rec, 20480)):
+        rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")],
+                                              series=(k, refill_replay(top), r)), "-")])
+        assert rc == 1 and not s[0]["series"][0]["ok"], (k, r, top, s[0]["series"])
 
 
 def main():
