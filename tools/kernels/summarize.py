@@ -1021,7 +1021,9 @@ def main():
             p("  series   %-26s %-20s AnonHugePages kernel/model each second: %s%s  %s" % (
                 x["name"], x["process"],
                 " ".join("%d/%d" % (r["kernel"], r["model"]) for r in x["points"]),
-                " (the recording ready %d ms later)" % x["recording_lag_ms"]
+                " (the recording ready %d ms %s)" % (abs(x["recording_lag_ms"]),
+                                                     "later" if x["recording_lag_ms"] > 0
+                                                     else "earlier")
                 if x.get("recording_lag_ms") else "",
                 "ok" if x["ok"] else "OUTSIDE (window %.1f s and 1 MiB; last 3%% or 1 MiB)"
                 % SERIES_WINDOW_S))
