@@ -339,8 +339,13 @@ def limit_ok_text(x):
         return "ok (killed without the %d kB on the per-CPU lists, not with them)" % x["pcp_kB"]
     if "pcp_thps" in x:
         return "ok (the per-CPU lists could hold %d THPs more)" % x["pcp_thps"]
+    more = []
     if "collapses" in x:
-        return "ok (the kernel's khugepaged collapsed %d more, 2 MiB each)" % x["collapses"]
+        more.append("khugepaged collapsed %d more" % x["collapses"])
+    if "faults" in x:
+        more.append("faults took %d THP more" % x["faults"])
+    if more:
+        return "ok (the kernel's %s, 2 MiB each)" % " and ".join(more)
     return "ok"
 
 
@@ -441,10 +446,24 @@ def limits(sec):
             # figure (6.12's go-always, one clean make check in ten:
             # thp_collapse_alloc 1 against 0, AnonHugePages 2048 against 0)
             more = kern.get("thp_collapse_alloc", 0) - work.get("thp_collapse_alloc", {}).get("count", 0)
-            if not row["ok"] and fig != "memory.peak" and more > 0 and kern[kkey] > mval and \
-                    within(min(kern[kkey], mval + more * 2048), kern[kkey]):
+            # and one THP more at a fault, no more: Go's runtime reads and
+            # writes a page of a fresh 2 MiB in the same microsecond, and
+            # every recording read first (the huge zero page, then its
+            # split), while the kernel's run now and then takes the write
+            # first, a THP (6.12's go-always, one clean make check in about
+            # fifteen: thp_fault_alloc 45 against 44, AnonHugePages 2048
+            # against 0; gocache's randomised runs, 2 of 20 one more); the
+            # trace holds no thread ids to say whether the order can change
+            faulted = kern.get("thp_fault_alloc", 0) - \
+                work.get("thp_fault_alloc", {}).get("count", 0) == 1
+            extra = max(more, 0) + int(faulted)
+            if not row["ok"] and fig != "memory.peak" and extra > 0 and kern[kkey] > mval and \
+                    within(min(kern[kkey], mval + extra * 2048), kern[kkey]):
                 row["ok"] = True
-                row["collapses"] = more
+                if more > 0:
+                    row["collapses"] = more
+                if faulted:
+                    row["faults"] = 1
             rows.append(row)
     return rows
 

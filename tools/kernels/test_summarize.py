@@ -410,6 +410,28 @@ def a_limit_row_with_the_kernels_collapses_more_passes(tmp):
 
 
 @test
+def a_limit_row_with_one_thp_more_at_a_fault_passes(tmp):
+    """A survivor whose kernel run took one THP more at a fault than the
+    replay (6.12's go-always: thp_fault_alloc 45 against 44, AnonHugePages
+    2048 against 0) passes, and says so; two more, or more memory than one
+    THP explains, still fails."""
+    def kern(faults, ahp):
+        return ("rc 0\nevents_oom_kill 0\npeak_kB 114688\nAnonymous 57324\nAnonHugePages %d\n"
+                "thp_fault_alloc %d\nthp_collapse_alloc 0" % (ahp, faults))
+
+    model = (0, {"thp_fault_alloc": 44, "thp_collapse_alloc": 0}, 55692, 0, 114688)
+    rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")],
+                                          limits={"go": (model, kern(45, 2048))}), "-")])
+    got = {x["what"]: x for x in s[0]["limits"]}
+    assert rc == 0 and got["AnonHugePages kB"]["faults"] == 1 and \
+        "collapses" not in got["AnonHugePages kB"], (rc, s[0]["limits"])
+    for faults, ahp in ((46, 2048), (45, 4096), (44, 2048)):
+        rc, s, last = run(tmp, [("ran", guest([scenario("a", "match")], limits={
+            "go": (model, kern(faults, ahp))}), "-")])
+        assert rc == 1, (faults, ahp, s[0]["limits"])
+
+
+@test
 def a_limit_row_inside_khugepaged_phases_passes(tmp):
     """A survivor whose khugepaged collapsed what the replay's waking at
     once did not (6.12's python3-always: 2048 kB against 0) passes where
