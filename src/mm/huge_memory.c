@@ -868,16 +868,15 @@ static int map_unused_to_zeropage(struct mm_struct *mm, struct vm_area_struct *v
 		pte_t e = ptep_get(&pte[i]);
 		struct page *page;
 
-		if (!pte_present(e) || pte_special(e) || pte_pfn(e) < r->pfn ||
-		    pte_pfn(e) >= r->pfn + r->nr)
+		if (!rmap_range_maps(r, e))
 			continue;
 		page = pfn_to_page(m, pte_pfn(e));
 		if (!page_bytes_zero(m, page))
 			continue;
 		set_pte(&pte[i], pte_mkspecial(pfn_pte(m->zero_pfn, vma->vm_page_prot)));
 		add_mm_counter(mm, MM_ANONPAGES, -1);
-		folio_remove_rmap_ptes(page_folio(m, page), page, 1, vma);
-		batch[nb] = page_folio(m, page);
+		batch[nb] = page_folio(m, page); /* split: the page's own */
+		folio_remove_rmap_ptes(batch[nb], page, 1, vma);
 		refs[nb++] = 1;
 		if (nb == FOLIO_BATCH_MAX) {
 			folios_put_refs(m, mm, batch, refs, nb);

@@ -399,13 +399,20 @@ void rmap_unlock_all(struct thps_machine *m, struct mm_struct *held);
 struct rmap_range {
 	uint64_t index, nr, pfn;
 };
+/* Does the PTE map one of r's pages (present, not the zero page)? */
+static inline bool rmap_range_maps(const struct rmap_range *r, pte_t e)
+{
+	return pte_present(e) && !pte_special(e) && pte_pfn(e) >= r->pfn &&
+	       pte_pfn(e) < r->pfn + r->nr;
+}
 struct rmap_range rmap_folio_range(struct thps_machine *m, struct folio *folio);
 int rmap_walk_locked(struct thps_machine *m, const struct rmap_range *r, rmap_fn fn, void *arg);
 /*
  * The same walk a page table at a time, for work on many PTEs of a folio
  * split to order 0: fn gets the PTEs of [addr, addr + n pages) of one
  * table that lie in the folio's range, none, special and others' entries
- * included (fn picks the folio's out by r); huge PMDs are skipped.
+ * included (fn picks the folio's out with rmap_range_maps); huge PMDs are
+ * skipped.
  */
 typedef int (*rmap_table_fn)(struct mm_struct *mm, struct vm_area_struct *vma, pte_t *pte,
 			     unsigned n, uint64_t addr, const struct rmap_range *r, void *arg);

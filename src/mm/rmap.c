@@ -293,7 +293,7 @@ static int rmap_pte_entry(struct vm_area_struct *vma, pte_t pte, uint64_t addr, 
 {
 	struct rmap_walk_arg *w = arg;
 
-	if (pte_special(pte) || pte_pfn(pte) < w->r->pfn || pte_pfn(pte) >= w->r->pfn + w->r->nr)
+	if (!rmap_range_maps(w->r, pte))
 		return 0;
 	return w->fn(vma->vm_mm, vma, addr, false, w->arg);
 }
